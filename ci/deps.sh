@@ -1,0 +1,27 @@
+#!/bin/sh
+# Install the Debian packages a group of targets needs, saying what is installed.
+# Usage: ci/deps.sh GROUP...   (build engine suites lane playbooks charts)
+set -eu
+pkgs=""
+for group in "$@"; do
+	case "$group" in
+	build) pkgs="$pkgs gcc make libc6-dev libcunit1-dev libisal-dev" ;;
+	engine) pkgs="$pkgs fio dpkg-dev debian-archive-keyring" ;;
+	suites) pkgs="$pkgs fio jq" ;;
+	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq" ;;
+	playbooks) pkgs="$pkgs ansible-core ansible-lint" ;;
+	charts) pkgs="$pkgs gnuplot-nox" ;;
+	*) echo "ci/deps.sh: unknown group '$group'" >&2; exit 2 ;;
+	esac
+done
+missing=""
+for p in $pkgs; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$status" = installed ] || case " $missing " in *" $p "*) ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+echo "ci/deps.sh: installing:$missing"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing

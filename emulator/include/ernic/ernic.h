@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ernic.h - the public API of libernic, an NVMe over Fabrics controller
+ * emulator with an emulated RDMA engine.
+ *
+ * Three parts:
+ *  - the backend configuration (the ERNIC_BACKEND string);
+ *  - the target: a subsystem with its namespaces, its memory-region table and
+ *    the poller threads that serve the in-process capsule path;
+ *  - the host: an initiator that connects to a target exactly as a stock
+ *    nvme-rdma host does and submits I/O through keyed SGLs.
+ */
+#ifndef ERNIC_ERNIC_H
+#define ERNIC_ERNIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ernic/nvme_spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ limits */
+
+#ifndef ERNIC_MAX_MR
+/* Entries in the memory-region table; also the count the host is told. */
+#define ERNIC_MAX_MR 2048
+#endif
+/* NVME_AQ_DEPTH: the admin queue depth, and its MR pool, of a Linux host. */
+#define ERNIC_ADMIN_QUEUE_SIZE 32
+#define ERNIC_DEFAULT_QUEUE_SIZE 128
+#define ERNIC_DEFAULT_QUEUES 4
+#define ERNIC_MAX_IO_QUEUES 64 /* NVMe allows 65535; no RNIC table here could feed that */
+#define ERNIC_MDTS 5		/* 2^5 pages of 4 KiB = 128 KiB */
+#define ERNIC_PAGE_SIZE 4096u
+#define ERNIC_MAX_XFER (ERNIC_PAGE_SIZE << ERNIC_MDTS)
+#define ERNIC_IOCCSZ 4 /* 64-byte capsules: no in-capsule data over RDMA */
+#define ERNIC_IORCSZ 1
+#define ERNIC_DEFAULT_SUBNQN "nqn.2026-11.io.ernic:nvmeof"
+#define ERNIC_ERRLEN 256
+
+/* ------------------------------------------------- backend configuration */
+
+/**
+ * struct ernic_backend_cfg - a parsed ERNIC_BACKEND string
+ * @size: namespace size in bytes (a multiple of @bs)
+ * @bs: logical block size, 512 or 4096
+ * @file: backing file path, empty for a RAM namespace
+ * @queues: I/O queues the controller offers (Set Features Number of Queues grants up to this)
+ * @queue_size: entries per I/O queue; also MQES + 1 and MAXCMD
+ * @max_mr: entries in the memory-region table
+ * @pollers: target poller threads serving the in-process queues
+ * @skip_mr_budget: test-only: accept a queue count the MR table cannot feed,
+ *                  so the connect-time failure can be reproduced
+ */
+struct ernic_backend_cfg {
+	uint64_t size;
+	uint32_t bs;
+	char file[4096];
+	uint32_t queues;
+	uint32_t queue_size;
+	uint32_t max_mr;
+	uint32_t pollers;
+	bool skip_mr_budget;
+};
+
+/* The defaults: nvmeof:size=1G,bs=4096,queues=4,queue_size=128,max_mr=ERNIC_MAX_MR */
+void ernic_backend_cfg_init(struct ernic_backend_cfg *cfg);
+
+/**
+ * ernic_backend_parse() - parse "nvmeof:key=value,..." into @cfg
+ *
+ * Starts from the defaults. On a bad key or value returns -EINVAL and writes
+ * one line naming the key and value to @err; the queue budget error carries
+ * the seed's exact text with numbers computed from max_mr and queue_size.
+ */
+int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *err, size_t errlen);
+
+/* Check the MR budget alone: queues * queue_size + 32 <= max_mr. */
+int ernic_backend_check_budget(const struct ernic_backend_cfg *cfg, char *err, size_t errlen);
+
+/* Highest queue count the budget allows: (max_mr - 32) / queue_size. */
+uint32_t ernic_backend_max_queues(const struct ernic_backend_cfg *cfg);
+
+/* Format @cfg back into a backend string. */
+int ernic_backend_format(const struct ernic_backend_cfg *cfg, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ target */
+
+struct ernic_target;
+struct ernic_mr_table;
+
+/**
+ * struct ernic_target_opts - what a target is besides its backend
+ * @subnqn: subsystem NQN (default ERNIC_DEFAULT_SUBNQN)
+ * @serial: serial number (default derived from the NQN)
+ * @allow_hosts: NULL-terminated host NQN allow list; NULL allows any host
+ * @start_pollers: start the in-process poller threads (false for TCP-only use)
+ */
+struct ernic_target_opts {
+	const char *subnqn;
+	const char *serial;
+	const char *const *allow_hosts;
+	bool start_pollers;
+};
+
+int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_target_opts *opts,
+			struct ernic_target **out, char *err, size_t errlen);
+void ernic_target_destroy(struct ernic_target *tgt);
+const struct ernic_backend_cfg *ernic_target_cfg(const struct ernic_target *tgt);
+const char *ernic_target_subnqn(const struct ernic_target *tgt);
+struct ernic_mr_table *ernic_target_mr_table(struct ernic_target *tgt);
+/* Flush every namespace (file backend: fdatasync). */
+int ernic_target_flush(struct ernic_target *tgt);
+/* Raise Namespace Attribute Changed on every controller that enabled it. */
+void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid);
+
+/**
+ * struct ernic_counters - what a target has done, summed over its queues
+ * @admin_cmds: admin commands by opcode (Fabrics commands under 0x7F)
+ * @io_cmds: I/O commands by opcode
+ * @bytes_read: bytes moved controller to host (RDMA WRITE)
+ * @bytes_written: bytes moved host to controller (RDMA READ)
+ * @errors: failed commands by status (SCT << 8 | SC)
+ * @mr_in_use: memory regions allocated in the table now
+ * @mr_high_water: most regions ever allocated at once
+ * @mr_max: table size
+ * @controllers: live controllers
+ * @io_queues: connected I/O queues over all controllers
+ */
+struct ernic_counters {
+	uint64_t admin_cmds[256];
+	uint64_t io_cmds[256];
+	uint64_t bytes_read;
+	uint64_t bytes_written;
+	uint64_t errors[NVME_STATUS_COUNT];
+	uint32_t mr_in_use;
+	uint32_t mr_high_water;
+	uint32_t mr_max;
+	uint32_t controllers;
+	uint32_t io_queues;
+};
+
+void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c);
+/* The counters as one JSON object. Returns bytes written (excl. NUL) or -ENOSPC. */
+int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len);
+const char *ernic_status_str(uint16_t status);
+const char *ernic_opcode_str(bool admin, uint8_t opc);
+
+/* -------------------------------------------------------------------- host */
+
+struct ernic_host_ctrlr;
+struct ernic_host_qpair;
+
+/**
+ * struct ernic_host_opts - a connect, as nvme connect's options
+ * @hostnqn: host NQN (default: nqn.2014-08.org.nvmexpress:uuid:<random>)
+ * @subnqn: the subsystem to connect (default: the target's)
+ * @nr_io_queues: I/O queues to ask for; the controller may grant fewer
+ * @queue_size: entries per I/O queue (0: the controller's MQES + 1)
+ * @kato_ms: keep-alive timeout sent in Connect (0: none)
+ */
+struct ernic_host_opts {
+	const char *hostnqn;
+	const char *subnqn;
+	uint32_t nr_io_queues;
+	uint32_t queue_size;
+	uint32_t kato_ms;
+};
+
+/**
+ * ernic_host_connect() - bring a controller up as a stock nvme-rdma host does
+ *
+ * Admin queue (32 MRs, Connect QID 0), Property Get CAP, Property Set CC.EN,
+ * wait CSTS.RDY, Identify Controller, Set Features Number of Queues, then for
+ * each granted I/O queue: an MR pool of queue_size regions and Connect. On
+ * failure everything taken is released and @err says what failed, e.g.
+ * "failed to initialize MR pool sized 128 for QID 8".
+ */
+int ernic_host_connect(struct ernic_target *tgt, const struct ernic_host_opts *opts,
+		       struct ernic_host_ctrlr **out, char *err, size_t errlen);
+/* Shutdown (CC.SHN), Disconnect every queue, free every MR. */
+void ernic_host_disconnect(struct ernic_host_ctrlr *hc);
+
+uint32_t ernic_host_nr_io_queues(const struct ernic_host_ctrlr *hc);
+uint16_t ernic_host_cntlid(const struct ernic_host_ctrlr *hc);
+const struct nvme_id_ctrl *ernic_host_id_ctrl(const struct ernic_host_ctrlr *hc);
+/* qid 1..nr_io_queues */
+struct ernic_host_qpair *ernic_host_io_qpair(struct ernic_host_ctrlr *hc, uint16_t qid);
+uint16_t ernic_host_qpair_qid(const struct ernic_host_qpair *qp);
+uint32_t ernic_host_qpair_depth(const struct ernic_host_qpair *qp);
+
+/**
+ * ernic_host_admin() - one synchronous admin command
+ * @sqe: the command; cid and dptr are filled in here
+ * @buf, @len: data buffer, registered as an MR for the command's duration
+ * @cqe: the completion
+ * Returns 0 when a completion arrived (check cqe->status), -errno otherwise.
+ */
+int ernic_host_admin(struct ernic_host_ctrlr *hc, struct nvme_sqe *sqe, void *buf, uint32_t len,
+		     struct nvme_cqe *cqe);
+
+/**
+ * struct ernic_host_cpl - one reaped I/O completion
+ * @ctx: the caller's pointer passed at submit
+ * @status: SCT << 8 | SC (0 = success)
+ * @dw0: completion DW0
+ */
+struct ernic_host_cpl {
+	void *ctx;
+	uint16_t status;
+	uint32_t dw0;
+};
+
+/**
+ * ernic_host_submit() - fast-register an MR over @buf and post one capsule
+ * @sqe: opcode, nsid and CDW10..15 set by the caller; cid and dptr are ours
+ * Returns 0, or -EBUSY when the queue is full (queue_size outstanding).
+ * Lock-free and allocation-free; one qpair must be used by one thread.
+ */
+int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, void *buf, uint32_t len,
+		      void *ctx);
+/* Reap up to @max completions; returns how many (0 when none are ready). */
+int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, int max);
+uint32_t ernic_host_outstanding(const struct ernic_host_qpair *qp);
+
+/* Build the SQE of a Read or Write of @nlb blocks at @slba (CDW12 NLB is 0's based). */
+void ernic_host_rw_sqe(struct nvme_sqe *sqe, uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ERNIC_ERNIC_H */

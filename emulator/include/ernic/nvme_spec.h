@@ -1,0 +1,815 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvme_spec.h - NVMe, NVMe over Fabrics and NVMe/TCP wire formats.
+ *
+ * Every structure that crosses the wire is declared here once, packed, and
+ * checked with a static assert on its size and on the offset of each field
+ * another file reads.  Section numbers refer to NVMe Base 2.0, NVMe over
+ * Fabrics 1.1 and the NVMe/TCP Transport Binding 1.0.
+ */
+#ifndef ERNIC_NVME_SPEC_H
+#define ERNIC_NVME_SPEC_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NVME_CHECK_SIZE(type, size) \
+	static_assert(sizeof(type) == (size), #type " must be " #size " bytes")
+#define NVME_CHECK_OFFSET(type, field, off) \
+	static_assert(offsetof(type, field) == (off), #type "." #field " must be at " #off)
+
+/* ---------------------------------------------------------------- SGL (4.1.8) */
+
+enum nvme_sgl_type {
+	NVME_SGL_TYPE_DATA_BLOCK = 0x0,
+	NVME_SGL_TYPE_BIT_BUCKET = 0x1,
+	NVME_SGL_TYPE_SEGMENT = 0x2,
+	NVME_SGL_TYPE_LAST_SEGMENT = 0x3,
+	NVME_SGL_TYPE_KEYED_DATA_BLOCK = 0x4,
+	NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK = 0x5,
+};
+
+enum nvme_sgl_subtype {
+	NVME_SGL_SUBTYPE_ADDRESS = 0x0,
+	NVME_SGL_SUBTYPE_OFFSET = 0x1,
+	NVME_SGL_SUBTYPE_TRANSPORT = 0xA,
+	NVME_SGL_SUBTYPE_INVALIDATE_KEY = 0xF,
+};
+
+/* Byte 15 of every SGL descriptor: type in the high nibble, subtype in the low. */
+#define NVME_SGL_ID(type, subtype) ((uint8_t)(((type) << 4) | (subtype)))
+#define NVME_SGL_ID_TYPE(id) ((uint8_t)(id) >> 4)
+#define NVME_SGL_ID_SUBTYPE(id) ((uint8_t)(id) & 0xF)
+
+/* Keyed SGL Data Block: 24-bit length, 32-bit key (RDMA rkey). */
+#define NVME_KEYED_SGL_MAX_LEN 0xFFFFFFu
+
+struct nvme_sgl_desc {
+	uint64_t addr;
+	union {
+		struct {
+			uint32_t length;
+			uint8_t rsvd[3];
+		} __attribute__((packed)) unkeyed;
+		struct {
+			uint8_t length[3]; /* little endian */
+			uint32_t key;
+		} __attribute__((packed)) keyed;
+	};
+	uint8_t id;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_sgl_desc, 16);
+NVME_CHECK_OFFSET(struct nvme_sgl_desc, keyed.length, 8);
+NVME_CHECK_OFFSET(struct nvme_sgl_desc, keyed.key, 11);
+NVME_CHECK_OFFSET(struct nvme_sgl_desc, id, 15);
+
+static inline uint32_t nvme_keyed_sgl_len(const struct nvme_sgl_desc *sgl)
+{
+	return (uint32_t)sgl->keyed.length[0] | (uint32_t)sgl->keyed.length[1] << 8 |
+	       (uint32_t)sgl->keyed.length[2] << 16;
+}
+
+static inline void nvme_keyed_sgl_set(struct nvme_sgl_desc *sgl, uint64_t addr, uint32_t len,
+				      uint32_t key, uint8_t subtype)
+{
+	sgl->addr = addr;
+	sgl->keyed.length[0] = (uint8_t)len;
+	sgl->keyed.length[1] = (uint8_t)(len >> 8);
+	sgl->keyed.length[2] = (uint8_t)(len >> 16);
+	sgl->keyed.key = key;
+	sgl->id = NVME_SGL_ID(NVME_SGL_TYPE_KEYED_DATA_BLOCK, subtype);
+}
+
+/* ------------------------------------------------- Submission queue entry (4.2) */
+
+/* CDW0 flags byte: PSDT bits 7:6; 01b/10b select SGLs (required over fabrics). */
+#define NVME_CMD_PSDT_SGL_MPTR_CONTIG (1u << 6)
+
+struct nvme_sqe {
+	uint8_t opc;
+	uint8_t flags;
+	uint16_t cid;
+	uint32_t nsid;
+	uint32_t cdw2;
+	uint32_t cdw3;
+	uint64_t mptr;
+	struct nvme_sgl_desc dptr;
+	uint32_t cdw10;
+	uint32_t cdw11;
+	uint32_t cdw12;
+	uint32_t cdw13;
+	uint32_t cdw14;
+	uint32_t cdw15;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_sqe, 64);
+NVME_CHECK_OFFSET(struct nvme_sqe, cid, 2);
+NVME_CHECK_OFFSET(struct nvme_sqe, nsid, 4);
+NVME_CHECK_OFFSET(struct nvme_sqe, dptr, 24);
+NVME_CHECK_OFFSET(struct nvme_sqe, cdw10, 40);
+NVME_CHECK_OFFSET(struct nvme_sqe, cdw15, 60);
+
+/* Bits 1:0 of an opcode give the data direction (Base 4.2, Figure 88). */
+enum nvme_data_dir {
+	NVME_DATA_NONE = 0,
+	NVME_DATA_HOST_TO_CTRL = 1,
+	NVME_DATA_CTRL_TO_HOST = 2,
+	NVME_DATA_BIDIR = 3,
+};
+#define NVME_OPC_DATA_DIR(opc) ((enum nvme_data_dir)((opc) & 3))
+
+/* ------------------------------------------------- Completion queue entry (4.6) */
+
+struct nvme_cqe {
+	uint32_t dw0;
+	uint32_t dw1;
+	uint16_t sqhd;
+	uint16_t sqid;
+	uint16_t cid;
+	uint16_t status; /* bit 0 phase, 8:1 SC, 11:9 SCT, 13:12 CRD, 14 M, 15 DNR */
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_cqe, 16);
+NVME_CHECK_OFFSET(struct nvme_cqe, sqhd, 8);
+NVME_CHECK_OFFSET(struct nvme_cqe, cid, 12);
+NVME_CHECK_OFFSET(struct nvme_cqe, status, 14);
+
+/*
+ * Status values in this project are the 11-bit (SCT << 8 | SC) form; the CQE
+ * status field holds it shifted left by one with DNR in bit 15.
+ */
+#define NVME_SCT_GENERIC 0x0
+#define NVME_SCT_CMD_SPECIFIC 0x1
+#define NVME_SCT_MEDIA 0x2
+#define NVME_STATUS(sct, sc) ((uint16_t)(((sct) << 8) | (sc)))
+#define NVME_STATUS_SCT(st) (((st) >> 8) & 0x7)
+#define NVME_STATUS_SC(st) ((st) & 0xFF)
+#define NVME_CQE_STATUS_DNR (1u << 15)
+#define NVME_CQE_STATUS(st) ((uint16_t)((st) & 0x7FF))
+#define NVME_STATUS_COUNT 0x800
+
+enum nvme_status {
+	NVME_SC_SUCCESS = NVME_STATUS(0, 0x00),
+	NVME_SC_INVALID_OPCODE = NVME_STATUS(0, 0x01),
+	NVME_SC_INVALID_FIELD = NVME_STATUS(0, 0x02),
+	NVME_SC_CMDID_CONFLICT = NVME_STATUS(0, 0x03),
+	NVME_SC_DATA_XFER_ERROR = NVME_STATUS(0, 0x04),
+	NVME_SC_INTERNAL = NVME_STATUS(0, 0x06),
+	NVME_SC_ABORT_REQ = NVME_STATUS(0, 0x07),
+	NVME_SC_ABORT_SQ_DELETION = NVME_STATUS(0, 0x08),
+	NVME_SC_INVALID_NS = NVME_STATUS(0, 0x0B),
+	NVME_SC_CMD_SEQ_ERROR = NVME_STATUS(0, 0x0C),
+	NVME_SC_SGL_INVALID_LAST = NVME_STATUS(0, 0x0D),
+	NVME_SC_SGL_INVALID_COUNT = NVME_STATUS(0, 0x0E),
+	NVME_SC_SGL_INVALID_DATA_LEN = NVME_STATUS(0, 0x0F),
+	NVME_SC_SGL_INVALID_METADATA = NVME_STATUS(0, 0x10),
+	NVME_SC_SGL_INVALID_TYPE = NVME_STATUS(0, 0x11),
+	NVME_SC_SGL_INVALID_OFFSET = NVME_STATUS(0, 0x16),
+	NVME_SC_SGL_INVALID_SUBTYPE = NVME_STATUS(0, 0x17),
+	NVME_SC_LBA_RANGE = NVME_STATUS(0, 0x80),
+	NVME_SC_CAP_EXCEEDED = NVME_STATUS(0, 0x81),
+	NVME_SC_NS_NOT_READY = NVME_STATUS(0, 0x82),
+
+	NVME_SC_INVALID_QID = NVME_STATUS(1, 0x01),
+	NVME_SC_INVALID_QUEUE_SIZE = NVME_STATUS(1, 0x02),
+	NVME_SC_AER_LIMIT_EXCEEDED = NVME_STATUS(1, 0x05),
+	NVME_SC_INVALID_LOG_PAGE = NVME_STATUS(1, 0x09),
+	NVME_SC_INVALID_FORMAT = NVME_STATUS(1, 0x0A),
+	NVME_SC_FEATURE_NOT_SAVEABLE = NVME_STATUS(1, 0x0D),
+	NVME_SC_FEATURE_NOT_CHANGEABLE = NVME_STATUS(1, 0x0E),
+	/* Fabrics command-specific (Fabrics 1.1, Figure 8) */
+	NVME_SC_CONNECT_INCOMPATIBLE_FORMAT = NVME_STATUS(1, 0x80),
+	NVME_SC_CONNECT_CTRL_BUSY = NVME_STATUS(1, 0x81),
+	NVME_SC_CONNECT_INVALID_PARAM = NVME_STATUS(1, 0x82),
+	NVME_SC_CONNECT_RESTART_DISC = NVME_STATUS(1, 0x83),
+	NVME_SC_CONNECT_INVALID_HOST = NVME_STATUS(1, 0x84),
+
+	NVME_SC_WRITE_FAULT = NVME_STATUS(2, 0x80),
+	NVME_SC_UNRECOVERED_READ = NVME_STATUS(2, 0x81),
+};
+
+/* --------------------------------------------------------------- Opcodes */
+
+enum nvme_admin_opcode {
+	NVME_ADMIN_GET_LOG_PAGE = 0x02,
+	NVME_ADMIN_IDENTIFY = 0x06,
+	NVME_ADMIN_ABORT = 0x08,
+	NVME_ADMIN_SET_FEATURES = 0x09,
+	NVME_ADMIN_GET_FEATURES = 0x0A,
+	NVME_ADMIN_ASYNC_EVENT = 0x0C,
+	NVME_ADMIN_KEEP_ALIVE = 0x18,
+	NVME_FABRICS_COMMAND = 0x7F,
+};
+
+enum nvme_io_opcode {
+	NVME_CMD_FLUSH = 0x00,
+	NVME_CMD_WRITE = 0x01,
+	NVME_CMD_READ = 0x02,
+	NVME_CMD_WRITE_ZEROES = 0x08,
+	NVME_CMD_DSM = 0x09,
+};
+
+/* ------------------------------------------------------ Fabrics (Fabrics 3.3) */
+
+enum nvmf_fctype {
+	NVMF_FCTYPE_PROPERTY_SET = 0x00,
+	NVMF_FCTYPE_CONNECT = 0x01,
+	NVMF_FCTYPE_PROPERTY_GET = 0x04,
+	NVMF_FCTYPE_AUTH_SEND = 0x05,
+	NVMF_FCTYPE_AUTH_RECV = 0x06,
+	NVMF_FCTYPE_DISCONNECT = 0x08,
+};
+
+/* Common layout of every Fabrics command capsule's first 40 bytes. */
+struct nvmf_fabrics_cmd {
+	uint8_t opc;
+	uint8_t rsvd1;
+	uint16_t cid;
+	uint8_t fctype;
+	uint8_t rsvd2[19];
+	struct nvme_sgl_desc sgl;
+	uint8_t specific[24];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_fabrics_cmd, 64);
+NVME_CHECK_OFFSET(struct nvmf_fabrics_cmd, fctype, 4);
+NVME_CHECK_OFFSET(struct nvmf_fabrics_cmd, sgl, 24);
+
+struct nvmf_connect_cmd {
+	uint8_t opc;
+	uint8_t rsvd1;
+	uint16_t cid;
+	uint8_t fctype;
+	uint8_t rsvd2[19];
+	struct nvme_sgl_desc sgl;
+	uint16_t recfmt;
+	uint16_t qid;
+	uint16_t sqsize; /* 0's based */
+	uint8_t cattr;
+	uint8_t rsvd3;
+	uint32_t kato; /* milliseconds */
+	uint8_t rsvd4[12];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_connect_cmd, 64);
+NVME_CHECK_OFFSET(struct nvmf_connect_cmd, recfmt, 40);
+NVME_CHECK_OFFSET(struct nvmf_connect_cmd, qid, 42);
+NVME_CHECK_OFFSET(struct nvmf_connect_cmd, sqsize, 44);
+NVME_CHECK_OFFSET(struct nvmf_connect_cmd, cattr, 46);
+NVME_CHECK_OFFSET(struct nvmf_connect_cmd, kato, 48);
+
+#define NVMF_NQN_SIZE 256
+#define NVMF_CNTLID_DYNAMIC 0xFFFF
+#define NVMF_DISC_NQN "nqn.2014-08.org.nvmexpress.discovery"
+
+struct nvmf_connect_data {
+	uint8_t hostid[16];
+	uint16_t cntlid;
+	uint8_t rsvd1[238];
+	char subnqn[NVMF_NQN_SIZE];
+	char hostnqn[NVMF_NQN_SIZE];
+	uint8_t rsvd2[256];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_connect_data, 1024);
+NVME_CHECK_OFFSET(struct nvmf_connect_data, cntlid, 16);
+NVME_CHECK_OFFSET(struct nvmf_connect_data, subnqn, 256);
+NVME_CHECK_OFFSET(struct nvmf_connect_data, hostnqn, 512);
+
+/* Connect response DW0 for an invalid parameter (Fabrics Figure 21): IATTR, IPO. */
+#define NVMF_CONNECT_IATTR_CMD 0u
+#define NVMF_CONNECT_IATTR_DATA 1u
+#define NVMF_CONNECT_INVALID_PARAM_DW0(iattr, ipo) ((uint32_t)(iattr) | (uint32_t)(ipo) << 16)
+
+struct nvmf_property_cmd {
+	uint8_t opc;
+	uint8_t rsvd1;
+	uint16_t cid;
+	uint8_t fctype;
+	uint8_t rsvd2[35];
+	uint8_t attrib; /* bits 2:0 size: 0 = 4 bytes, 1 = 8 bytes */
+	uint8_t rsvd3[3];
+	uint32_t ofst;
+	uint64_t value; /* Property Set only */
+	uint8_t rsvd4[8];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_property_cmd, 64);
+NVME_CHECK_OFFSET(struct nvmf_property_cmd, attrib, 40);
+NVME_CHECK_OFFSET(struct nvmf_property_cmd, ofst, 44);
+NVME_CHECK_OFFSET(struct nvmf_property_cmd, value, 48);
+
+/* ------------------------------------------------- Controller properties (3.1) */
+
+enum nvme_reg {
+	NVME_REG_CAP = 0x00,
+	NVME_REG_VS = 0x08,
+	NVME_REG_CC = 0x14,
+	NVME_REG_CSTS = 0x1C,
+};
+
+#define NVME_CAP_MQES(cap) ((uint32_t)((cap) & 0xFFFF))
+#define NVME_CAP_CQR (1ull << 16)
+#define NVME_CAP_TO_SHIFT 24 /* 500 ms units */
+#define NVME_CAP_CSS_NVM (1ull << 37)
+#define NVME_CAP_MPSMIN_SHIFT 48 /* 2^(12 + MPSMIN) */
+#define NVME_CAP_MPSMAX_SHIFT 52
+
+#define NVME_VS(mjr, mnr, ter) (((uint32_t)(mjr) << 16) | ((uint32_t)(mnr) << 8) | (ter))
+
+#define NVME_CC_EN (1u << 0)
+#define NVME_CC_CSS_SHIFT 4
+#define NVME_CC_MPS_SHIFT 7
+#define NVME_CC_SHN_SHIFT 14
+#define NVME_CC_SHN_MASK (3u << NVME_CC_SHN_SHIFT)
+#define NVME_CC_IOSQES_SHIFT 16
+#define NVME_CC_IOCQES_SHIFT 20
+
+#define NVME_CSTS_RDY (1u << 0)
+#define NVME_CSTS_CFS (1u << 1)
+#define NVME_CSTS_SHST_SHIFT 2
+#define NVME_CSTS_SHST_MASK (3u << NVME_CSTS_SHST_SHIFT)
+#define NVME_CSTS_SHST_COMPLETE (2u << NVME_CSTS_SHST_SHIFT)
+
+/* ---------------------------------------------------------- Identify (5.17) */
+
+enum nvme_identify_cns {
+	NVME_ID_CNS_NS = 0x00,
+	NVME_ID_CNS_CTRL = 0x01,
+	NVME_ID_CNS_NS_ACTIVE_LIST = 0x02,
+	NVME_ID_CNS_NS_DESC_LIST = 0x03,
+};
+
+struct nvme_lbaf {
+	uint16_t ms;
+	uint8_t lbads;
+	uint8_t rp;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_lbaf, 4);
+
+struct nvme_psd {
+	uint8_t bytes[32];
+};
+NVME_CHECK_SIZE(struct nvme_psd, 32);
+
+struct nvme_id_ctrl {
+	uint16_t vid;
+	uint16_t ssvid;
+	char sn[20];
+	char mn[40];
+	char fr[8];
+	uint8_t rab;
+	uint8_t ieee[3];
+	uint8_t cmic;
+	uint8_t mdts;
+	uint16_t cntlid;
+	uint32_t ver;
+	uint32_t rtd3r;
+	uint32_t rtd3e;
+	uint32_t oaes;
+	uint32_t ctratt;
+	uint16_t rrls;
+	uint8_t rsvd102[9];
+	uint8_t cntrltype;
+	uint8_t fguid[16];
+	uint16_t crdt[3];
+	uint8_t rsvd134[119];
+	uint8_t nvmsr;
+	uint8_t vwci;
+	uint8_t mec;
+	uint16_t oacs;
+	uint8_t acl;
+	uint8_t aerl;
+	uint8_t frmw;
+	uint8_t lpa;
+	uint8_t elpe;
+	uint8_t npss;
+	uint8_t avscc;
+	uint8_t apsta;
+	uint16_t wctemp;
+	uint16_t cctemp;
+	uint16_t mtfa;
+	uint32_t hmpre;
+	uint32_t hmmin;
+	uint8_t tnvmcap[16];
+	uint8_t unvmcap[16];
+	uint32_t rpmbs;
+	uint16_t edstt;
+	uint8_t dsto;
+	uint8_t fwug;
+	uint16_t kas;
+	uint16_t hctma;
+	uint16_t mntmt;
+	uint16_t mxtmt;
+	uint32_t sanicap;
+	uint32_t hmminds;
+	uint16_t hmmaxd;
+	uint16_t nsetidmax;
+	uint16_t endgidmax;
+	uint8_t anatt;
+	uint8_t anacap;
+	uint32_t anagrpmax;
+	uint32_t nanagrpid;
+	uint32_t pels;
+	uint16_t domainid;
+	uint8_t rsvd358[10];
+	uint8_t megcap[16];
+	uint8_t rsvd384[128];
+	uint8_t sqes;
+	uint8_t cqes;
+	uint16_t maxcmd;
+	uint32_t nn;
+	uint16_t oncs;
+	uint16_t fuses;
+	uint8_t fna;
+	uint8_t vwc;
+	uint16_t awun;
+	uint16_t awupf;
+	uint8_t icsvscc;
+	uint8_t nwpc;
+	uint16_t acwu;
+	uint16_t ocfs;
+	uint32_t sgls;
+	uint32_t mnan;
+	uint8_t maxdna[16];
+	uint32_t maxcna;
+	uint8_t rsvd564[204];
+	char subnqn[NVMF_NQN_SIZE];
+	uint8_t rsvd1024[768];
+	/* Fabrics-specific (Fabrics 1.1, Figure 28) */
+	uint32_t ioccsz;
+	uint32_t iorcsz;
+	uint16_t icdoff;
+	uint8_t fcatt;
+	uint8_t msdbd;
+	uint16_t ofcs;
+	uint8_t rsvd1806[242];
+	struct nvme_psd psd[32];
+	uint8_t vs[1024];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_id_ctrl, 4096);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, sn, 4);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, mn, 24);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, fr, 64);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, mdts, 77);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, cntlid, 78);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, ver, 80);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, oaes, 92);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, cntrltype, 111);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, oacs, 256);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, aerl, 259);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, lpa, 261);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, elpe, 262);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, kas, 320);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, sqes, 512);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, maxcmd, 514);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, nn, 516);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, oncs, 520);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, vwc, 525);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, sgls, 536);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, subnqn, 768);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, ioccsz, 1792);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, iorcsz, 1796);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, icdoff, 1800);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, msdbd, 1803);
+NVME_CHECK_OFFSET(struct nvme_id_ctrl, psd, 2048);
+
+/* SGLS field bits (Base Figure 275) */
+#define NVME_CTRL_SGLS_SUPPORTED (1u << 0)
+#define NVME_CTRL_SGLS_KEYED (1u << 2)
+#define NVME_CTRL_SGLS_OFFSET (1u << 20)
+/* ONCS bits */
+#define NVME_CTRL_ONCS_DSM (1u << 2)
+#define NVME_CTRL_ONCS_WRITE_ZEROES (1u << 3)
+/* OAES: Namespace Attribute Notices */
+#define NVME_CTRL_OAES_NS_ATTR (1u << 8)
+/* LPA: extended data for Get Log Page */
+#define NVME_CTRL_LPA_EXTENDED (1u << 2)
+#define NVME_CTRL_CNTRLTYPE_IO 1
+#define NVME_CTRL_CNTRLTYPE_DISCOVERY 2
+
+struct nvme_id_ns {
+	uint64_t nsze;
+	uint64_t ncap;
+	uint64_t nuse;
+	uint8_t nsfeat;
+	uint8_t nlbaf;
+	uint8_t flbas;
+	uint8_t mc;
+	uint8_t dpc;
+	uint8_t dps;
+	uint8_t nmic;
+	uint8_t rescap;
+	uint8_t fpi;
+	uint8_t dlfeat;
+	uint16_t nawun;
+	uint16_t nawupf;
+	uint16_t nacwu;
+	uint16_t nabsn;
+	uint16_t nabo;
+	uint16_t nabspf;
+	uint16_t noiob;
+	uint8_t nvmcap[16];
+	uint16_t npwg;
+	uint16_t npwa;
+	uint16_t npdg;
+	uint16_t npda;
+	uint16_t nows;
+	uint8_t rsvd74[18];
+	uint32_t anagrpid;
+	uint8_t rsvd96[3];
+	uint8_t nsattr;
+	uint16_t nvmsetid;
+	uint16_t endgid;
+	uint8_t nguid[16];
+	uint8_t eui64[8];
+	struct nvme_lbaf lbaf[16];
+	uint8_t rsvd192[3648];
+	uint8_t vs[256];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_id_ns, 4096);
+NVME_CHECK_OFFSET(struct nvme_id_ns, nsfeat, 24);
+NVME_CHECK_OFFSET(struct nvme_id_ns, flbas, 26);
+NVME_CHECK_OFFSET(struct nvme_id_ns, dlfeat, 33);
+NVME_CHECK_OFFSET(struct nvme_id_ns, nvmcap, 48);
+NVME_CHECK_OFFSET(struct nvme_id_ns, anagrpid, 92);
+NVME_CHECK_OFFSET(struct nvme_id_ns, nguid, 104);
+NVME_CHECK_OFFSET(struct nvme_id_ns, eui64, 120);
+NVME_CHECK_OFFSET(struct nvme_id_ns, lbaf, 128);
+
+/* Namespace Identification Descriptor (Base Figure 280) */
+enum nvme_nidt {
+	NVME_NIDT_EUI64 = 0x1,
+	NVME_NIDT_NGUID = 0x2,
+	NVME_NIDT_UUID = 0x3,
+	NVME_NIDT_CSI = 0x4,
+};
+
+struct nvme_ns_id_desc {
+	uint8_t nidt;
+	uint8_t nidl;
+	uint16_t rsvd;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_ns_id_desc, 4);
+
+/* --------------------------------------------------------- Log pages (5.16) */
+
+enum nvme_log_page {
+	NVME_LOG_ERROR = 0x01,
+	NVME_LOG_SMART = 0x02,
+	NVME_LOG_FW_SLOT = 0x03,
+	NVME_LOG_CHANGED_NS = 0x04,
+	NVME_LOG_DISC = 0x70,
+};
+
+struct nvme_error_log_entry {
+	uint64_t error_count;
+	uint16_t sqid;
+	uint16_t cmdid;
+	uint16_t status_field;
+	uint16_t parm_error_location;
+	uint64_t lba;
+	uint32_t nsid;
+	uint8_t vs;
+	uint8_t trtype;
+	uint8_t rsvd30[2];
+	uint64_t cs;
+	uint16_t trtype_spec_info;
+	uint8_t rsvd42[22];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_error_log_entry, 64);
+NVME_CHECK_OFFSET(struct nvme_error_log_entry, status_field, 12);
+NVME_CHECK_OFFSET(struct nvme_error_log_entry, lba, 16);
+NVME_CHECK_OFFSET(struct nvme_error_log_entry, nsid, 24);
+
+struct nvme_smart_log {
+	uint8_t critical_warning;
+	uint16_t temperature; /* Kelvin */
+	uint8_t avail_spare;
+	uint8_t spare_thresh;
+	uint8_t percent_used;
+	uint8_t endu_grp_crit_warn;
+	uint8_t rsvd7[25];
+	uint8_t data_units_read[16]; /* 1000 x 512 bytes, 128-bit little endian */
+	uint8_t data_units_written[16];
+	uint8_t host_reads[16];
+	uint8_t host_writes[16];
+	uint8_t ctrl_busy_time[16];
+	uint8_t power_cycles[16];
+	uint8_t power_on_hours[16];
+	uint8_t unsafe_shutdowns[16];
+	uint8_t media_errors[16];
+	uint8_t num_err_log_entries[16];
+	uint32_t warning_temp_time;
+	uint32_t critical_comp_time;
+	uint16_t temp_sensor[8];
+	uint8_t rsvd216[296];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_smart_log, 512);
+NVME_CHECK_OFFSET(struct nvme_smart_log, temperature, 1);
+NVME_CHECK_OFFSET(struct nvme_smart_log, avail_spare, 3);
+NVME_CHECK_OFFSET(struct nvme_smart_log, data_units_read, 32);
+NVME_CHECK_OFFSET(struct nvme_smart_log, host_reads, 64);
+NVME_CHECK_OFFSET(struct nvme_smart_log, power_on_hours, 128);
+NVME_CHECK_OFFSET(struct nvme_smart_log, num_err_log_entries, 176);
+NVME_CHECK_OFFSET(struct nvme_smart_log, warning_temp_time, 192);
+
+struct nvme_fw_slot_log {
+	uint8_t afi;
+	uint8_t rsvd1[7];
+	char frs[7][8];
+	uint8_t rsvd64[448];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_fw_slot_log, 512);
+NVME_CHECK_OFFSET(struct nvme_fw_slot_log, frs, 8);
+
+/* Discovery log page (Fabrics 5.3) */
+struct nvmf_disc_log_entry {
+	uint8_t trtype;
+	uint8_t adrfam;
+	uint8_t subtype;
+	uint8_t treq;
+	uint16_t portid;
+	uint16_t cntlid;
+	uint16_t asqsz;
+	uint16_t eflags;
+	uint8_t rsvd12[20];
+	char trsvcid[32];
+	uint8_t rsvd64[192];
+	char subnqn[NVMF_NQN_SIZE];
+	char traddr[256];
+	uint8_t tsas[256];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_disc_log_entry, 1024);
+NVME_CHECK_OFFSET(struct nvmf_disc_log_entry, trsvcid, 32);
+NVME_CHECK_OFFSET(struct nvmf_disc_log_entry, subnqn, 256);
+NVME_CHECK_OFFSET(struct nvmf_disc_log_entry, traddr, 512);
+
+struct nvmf_disc_log_hdr {
+	uint64_t genctr;
+	uint64_t numrec;
+	uint16_t recfmt;
+	uint8_t rsvd[1006];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_disc_log_hdr, 1024);
+
+#define NVMF_TRTYPE_RDMA 1
+#define NVMF_TRTYPE_TCP 3
+#define NVMF_ADRFAM_IPV4 1
+#define NVMF_SUBTYPE_DISCOVERY 1
+#define NVMF_SUBTYPE_NVME 2
+#define NVMF_TREQ_NOT_SPECIFIED 0
+#define NVMF_TREQ_DISABLE_SQFLOW (1u << 2)
+
+/* ---------------------------------------------------------- Features (5.27) */
+
+enum nvme_feature_id {
+	NVME_FEAT_ARBITRATION = 0x01,
+	NVME_FEAT_POWER_MGMT = 0x02,
+	NVME_FEAT_TEMP_THRESH = 0x04,
+	NVME_FEAT_ERR_RECOVERY = 0x05,
+	NVME_FEAT_VOLATILE_WC = 0x06,
+	NVME_FEAT_NUM_QUEUES = 0x07,
+	NVME_FEAT_IRQ_COALESCE = 0x08,
+	NVME_FEAT_WRITE_ATOMIC = 0x0A,
+	NVME_FEAT_ASYNC_EVENT = 0x0B,
+	NVME_FEAT_KATO = 0x0F,
+};
+
+/* Get Features CDW10 SEL (bits 10:8) */
+#define NVME_FEAT_SEL_CURRENT 0
+#define NVME_FEAT_SEL_DEFAULT 1
+#define NVME_FEAT_SEL_SAVED 2
+#define NVME_FEAT_SEL_SUPPORTED 3
+
+/* Asynchronous event completion DW0 (Base Figure 146) */
+enum nvme_aer_type {
+	NVME_AER_TYPE_ERROR = 0,
+	NVME_AER_TYPE_SMART = 1,
+	NVME_AER_TYPE_NOTICE = 2,
+};
+#define NVME_AER_NOTICE_NS_CHANGED 0x00
+#define NVME_AER_DW0(type, info, lid) \
+	((uint32_t)(type) | (uint32_t)(info) << 8 | (uint32_t)(lid) << 16)
+
+/* Dataset Management range (Base Figure 364) */
+#define NVME_DSM_ATTR_DEALLOCATE (1u << 2)
+struct nvme_dsm_range {
+	uint32_t cattr;
+	uint32_t nlb;
+	uint64_t slba;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_dsm_range, 16);
+
+/* ------------------------------------------------ NVMe/TCP PDUs (TCP 3.6) */
+
+enum nvme_tcp_pdu_type {
+	NVME_TCP_ICREQ = 0x00,
+	NVME_TCP_ICRESP = 0x01,
+	NVME_TCP_H2C_TERM = 0x02,
+	NVME_TCP_C2H_TERM = 0x03,
+	NVME_TCP_CMD = 0x04,
+	NVME_TCP_RSP = 0x05,
+	NVME_TCP_H2C_DATA = 0x06,
+	NVME_TCP_C2H_DATA = 0x07,
+	NVME_TCP_R2T = 0x09,
+};
+
+enum nvme_tcp_pdu_flags {
+	NVME_TCP_F_HDGST = 1u << 0,
+	NVME_TCP_F_DDGST = 1u << 1,
+	NVME_TCP_F_DATA_LAST = 1u << 2,
+	NVME_TCP_F_DATA_SUCCESS = 1u << 3,
+};
+
+/* ICReq/ICResp DGST field */
+#define NVME_TCP_HDR_DIGEST_ENABLE (1u << 0)
+#define NVME_TCP_DATA_DIGEST_ENABLE (1u << 1)
+#define NVME_TCP_PFV_1_0 0
+#define NVME_TCP_DIGEST_LEN 4
+
+/* Fatal error status for TermReq (TCP Figure 23) */
+enum nvme_tcp_fes {
+	NVME_TCP_FES_INVALID_PDU_HDR = 0x01,
+	NVME_TCP_FES_PDU_SEQ_ERR = 0x02,
+	NVME_TCP_FES_HDR_DIGEST_ERR = 0x03,
+	NVME_TCP_FES_DATA_OUT_OF_RANGE = 0x04,
+	NVME_TCP_FES_R2T_LIMIT_EXCEEDED = 0x05,
+	NVME_TCP_FES_DATA_LIMIT_EXCEEDED = 0x05,
+	NVME_TCP_FES_UNSUPPORTED_PARAM = 0x06,
+};
+
+struct nvme_tcp_hdr {
+	uint8_t type;
+	uint8_t flags;
+	uint8_t hlen;
+	uint8_t pdo;
+	uint32_t plen;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_hdr, 8);
+NVME_CHECK_OFFSET(struct nvme_tcp_hdr, plen, 4);
+
+struct nvme_tcp_icreq_pdu {
+	struct nvme_tcp_hdr hdr;
+	uint16_t pfv;
+	uint8_t hpda;
+	uint8_t digest;
+	uint32_t maxr2t; /* 0's based */
+	uint8_t rsvd[112];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_icreq_pdu, 128);
+NVME_CHECK_OFFSET(struct nvme_tcp_icreq_pdu, hpda, 10);
+NVME_CHECK_OFFSET(struct nvme_tcp_icreq_pdu, maxr2t, 12);
+
+struct nvme_tcp_icresp_pdu {
+	struct nvme_tcp_hdr hdr;
+	uint16_t pfv;
+	uint8_t cpda;
+	uint8_t digest;
+	uint32_t maxdata; /* MAXH2CDATA */
+	uint8_t rsvd[112];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_icresp_pdu, 128);
+NVME_CHECK_OFFSET(struct nvme_tcp_icresp_pdu, maxdata, 12);
+
+struct nvme_tcp_term_pdu {
+	struct nvme_tcp_hdr hdr;
+	uint16_t fes;
+	uint32_t fei; /* field offset or digest value */
+	uint8_t rsvd[10];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_term_pdu, 24);
+NVME_CHECK_OFFSET(struct nvme_tcp_term_pdu, fei, 10);
+#define NVME_TCP_TERM_MAX_ERRHDR 152 /* the offending header copied after the TermReq */
+
+struct nvme_tcp_cmd_pdu {
+	struct nvme_tcp_hdr hdr;
+	struct nvme_sqe cmd;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_cmd_pdu, 72);
+
+struct nvme_tcp_rsp_pdu {
+	struct nvme_tcp_hdr hdr;
+	struct nvme_cqe cqe;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_rsp_pdu, 24);
+
+struct nvme_tcp_data_pdu {
+	struct nvme_tcp_hdr hdr;
+	uint16_t cccid;
+	uint16_t ttag;
+	uint32_t datao;
+	uint32_t datal;
+	uint8_t rsvd[4];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_data_pdu, 24);
+NVME_CHECK_OFFSET(struct nvme_tcp_data_pdu, datao, 12);
+NVME_CHECK_OFFSET(struct nvme_tcp_data_pdu, datal, 16);
+
+struct nvme_tcp_r2t_pdu {
+	struct nvme_tcp_hdr hdr;
+	uint16_t cccid;
+	uint16_t ttag;
+	uint32_t r2to;
+	uint32_t r2tl;
+	uint8_t rsvd[4];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_tcp_r2t_pdu, 24);
+NVME_CHECK_OFFSET(struct nvme_tcp_r2t_pdu, r2tl, 16);
+
+#endif /* ERNIC_NVME_SPEC_H */
