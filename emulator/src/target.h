@@ -175,8 +175,13 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req);
 uint32_t ernic_req_sgl_len(const struct ernic_req *req);
 /* Fill the CQE with @status; records the error in stats and the error log. */
 void ernic_req_set_status(struct ernic_req *req, uint16_t status);
-/* Check a target's keep-alive timers: called periodically by a transport. */
+/*
+ * Check a target's keep-alive timers: called periodically by a transport. A
+ * controller whose timer expired gets CSTS.CFS and every queue of it reports
+ * ernic_sq_ctrlr_fatal(), on which the transport closes the queue.
+ */
 void ernic_target_check_keep_alive(struct ernic_target *tgt);
+bool ernic_sq_ctrlr_fatal(const struct ernic_sq *sq);
 
 /* Connect host-allowed check, used by fabrics Connect. */
 bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostnqn);

@@ -113,6 +113,17 @@ void ernic_target_destroy(struct ernic_target *tgt);
 const struct ernic_backend_cfg *ernic_target_cfg(const struct ernic_target *tgt);
 const char *ernic_target_subnqn(const struct ernic_target *tgt);
 struct ernic_mr_table *ernic_target_mr_table(struct ernic_target *tgt);
+/*
+ * Add a namespace (NSID = count + 1) from another backend string's size, bs
+ * and file; queue settings come from the first. At most ERNIC_MAX_NS.
+ */
+#define ERNIC_MAX_NS 8
+int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
+			size_t errlen);
+uint32_t ernic_target_nr_ns(const struct ernic_target *tgt);
+/* The port the discovery log page reports (trtype NVMF_TRTYPE_*). */
+void ernic_target_set_port(struct ernic_target *tgt, uint8_t trtype, const char *traddr,
+			   const char *trsvcid);
 /* Flush every namespace (file backend: fdatasync). */
 int ernic_target_flush(struct ernic_target *tgt);
 /* Raise Namespace Attribute Changed on every controller that enabled it. */
