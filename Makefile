@@ -23,7 +23,7 @@ all:
 include emulator/emulator.mk
 -include engine/engine.mk
 -include suites/suites.mk
--include ci/ci.mk
+-include $(wildcard ci/*.mk)
 
 # `make test`: the README's test command. Installs missing Debian packages first.
 test: deps

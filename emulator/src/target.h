@@ -21,6 +21,12 @@
 #define ERNIC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ERNIC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ERNIC_CACHELINE 64
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
 #define ERNIC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------- namespaces */
@@ -115,6 +121,12 @@ struct ernic_transport_ops {
 	uint8_t trtype;
 	uint16_t (*map_data)(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 	void (*complete)(struct ernic_req *req);
+	/*
+	 * In-capsule data the transport accepts on I/O queues: 0 over RDMA (every
+	 * command carries a keyed SGL, IOCCSZ 4), some KiB over TCP. Identify
+	 * Controller reports IOCCSZ = 4 + in_capsule_data_size / 16.
+	 */
+	uint32_t in_capsule_data_size;
 };
 
 /* Per-queue counters: written by the queue's thread only, summed on read. */
@@ -139,6 +151,7 @@ struct ernic_sq {
 	uint16_t size; /* entries (sqsize + 1) */
 	uint16_t sqhd;
 	bool connected;
+	struct ernic_sq *live_prev, *live_next; /* target's list, for counter sums */
 	struct ernic_sq_stats stats;
 };
 
@@ -197,5 +210,97 @@ void ernic_inproc_stop(struct ernic_target *tgt);
 
 /* Monotonic clock in ns. */
 uint64_t ernic_now_ns(void);
+
+
+/* ------------------------------------------------ target and controllers */
+
+#define ERNIC_MAX_CTRLRS 64
+#define ERNIC_AERL 4	    /* outstanding AERs a controller holds (AERL + 1) */
+#define ERNIC_ERRLOG_ENTRIES 64 /* ELPE + 1 */
+#define ERNIC_MAX_AEN 16
+
+/**
+ * struct ernic_ctrlr - one host association (Fabrics 1.1 section 3.2):
+ * created by the admin Connect, freed when its last queue goes.
+ */
+struct ernic_ctrlr {
+	struct ernic_target *tgt;
+	uint16_t cntlid;
+	bool discovery;
+	char hostnqn[NVMF_NQN_SIZE];
+	char subnqn[NVMF_NQN_SIZE];
+	uint8_t hostid[16];
+
+	/* Properties (Base 3.1) */
+	uint64_t cap;
+	uint32_t vs;
+	uint32_t cc;
+	_Atomic uint32_t csts;
+
+	/* Features */
+	uint32_t kato_ms;
+	_Atomic uint64_t ka_deadline_ns; /* 0: keep-alive off */
+	uint32_t nr_io_queues;		 /* granted by Set Features Number of Queues */
+	bool nr_queues_set;
+	uint32_t aec;
+	uint32_t vwc;
+	uint32_t err_recovery;
+	uint32_t arbitration;
+	uint32_t temp_thresh;
+
+	pthread_mutex_t lock; /* queues, AERs, error log; never on the I/O path */
+	struct ernic_sq *sqs[ERNIC_MAX_IO_QUEUES + 1];
+	uint32_t nr_sqs;
+	struct ernic_req *aer_reqs[ERNIC_AERL];
+	uint32_t nr_aer_reqs;
+	uint32_t aens[ERNIC_MAX_AEN]; /* pending events as AER DW0 */
+	uint32_t nr_aens;
+	uint32_t changed_ns[ERNIC_MAX_NS];
+	uint32_t nr_changed_ns;
+	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
+	uint64_t err_count;
+	uint64_t start_ns;
+};
+
+struct ernic_inproc;
+
+struct ernic_target {
+	struct ernic_backend_cfg cfg;
+	char subnqn[NVMF_NQN_SIZE];
+	char serial[21];
+	char **allow_hosts;
+	struct ernic_ns ns[ERNIC_MAX_NS];
+	uint32_t nr_ns;
+	struct ernic_mr_table *mr;
+
+	/* The port the discovery log page reports */
+	uint8_t trtype;
+	char traddr[256];
+	char trsvcid[32];
+
+	pthread_mutex_t lock; /* controllers, counters of retired queues */
+	struct ernic_ctrlr *ctrlrs[ERNIC_MAX_CTRLRS];
+	uint32_t nr_ctrlrs;
+	uint16_t next_cntlid;
+	uint32_t nr_io_queues; /* connected, over all controllers */
+	struct ernic_sq_stats retired; /* bytes and errors of queues already gone */
+	uint64_t retired_admin_cmds[256];
+	uint64_t retired_io_cmds[256];
+	struct ernic_sq *live_sqs; /* every initialised queue, for counter sums */
+	uint64_t power_on_ns;
+
+	struct ernic_inproc *inproc;
+};
+
+/* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */
+struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
+				       uint32_t kato_ms, bool discovery);
+int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size);
+struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn);
+void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
+/* Queue an asynchronous event; completes a held AER if there is one. */
+void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0);
+/* Shutdown or disable: CC.EN 1 -> 0 or CC.SHN set */
+void ernic_ctrlr_shutdown(struct ernic_ctrlr *ctrlr);
 
 #endif /* ERNIC_TARGET_H */

@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctrlr.c - the target (subsystem), its controllers and queues, and the one
+ * place every command enters: ernic_req_exec().
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "target.h"
+
+uint64_t ernic_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ target */
+
+static int target_open_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
+			  size_t errlen)
+{
+	struct ernic_ns *ns;
+	int rc;
+
+	if (tgt->nr_ns == ERNIC_MAX_NS) {
+		snprintf(err, errlen, "Error: nvmeof backend: at most %u namespaces", ERNIC_MAX_NS);
+		return -ENOSPC;
+	}
+	ns = &tgt->ns[tgt->nr_ns];
+	memset(ns, 0, sizeof(*ns));
+	ns->fd = -1;
+	ns->nsid = tgt->nr_ns + 1;
+	if (cfg->file[0])
+		rc = ernic_ns_file_open(ns, cfg->file, cfg->size, cfg->bs, err, errlen);
+	else
+		rc = ernic_ns_ram_open(ns, cfg->size, cfg->bs, err, errlen);
+	if (rc)
+		return rc;
+	/* NGUID: stable per subsystem and NSID, so a host sees the same namespace again. */
+	for (size_t i = 0; i < sizeof(ns->nguid); i++) {
+		const char *nqn = tgt->subnqn;
+		size_t n = strlen(nqn);
+		ns->nguid[i] = (uint8_t)(nqn[(i * 7) % (n ? n : 1)] ^ (i * 31) ^ ns->nsid);
+	}
+	tgt->nr_ns++;
+	return 0;
+}
+
+int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_target_opts *opts,
+			struct ernic_target **out, char *err, size_t errlen)
+{
+	struct ernic_target *tgt;
+	uint32_t hash = 2166136261u;
+	int rc;
+
+	if (!cfg->skip_mr_budget) {
+		rc = ernic_backend_check_budget(cfg, err, errlen);
+		if (rc)
+			return rc;
+	}
+	tgt = calloc(1, sizeof(*tgt));
+	if (!tgt) {
+		snprintf(err, errlen, "Error: out of memory creating the target");
+		return -ENOMEM;
+	}
+	tgt->cfg = *cfg;
+	snprintf(tgt->subnqn, sizeof(tgt->subnqn), "%s",
+		 opts && opts->subnqn ? opts->subnqn : ERNIC_DEFAULT_SUBNQN);
+	for (const char *p = tgt->subnqn; *p; p++)
+		hash = (hash ^ (uint8_t)*p) * 16777619u;
+	if (opts && opts->serial)
+		snprintf(tgt->serial, sizeof(tgt->serial), "%s", opts->serial);
+	else
+		snprintf(tgt->serial, sizeof(tgt->serial), "ERNIC%08" PRIx32, hash);
+	if (opts && opts->allow_hosts) {
+		size_t n = 0;
+
+		while (opts->allow_hosts[n])
+			n++;
+		tgt->allow_hosts = calloc(n + 1, sizeof(char *));
+		for (size_t i = 0; tgt->allow_hosts && i < n; i++)
+			tgt->allow_hosts[i] = strdup(opts->allow_hosts[i]);
+	}
+	pthread_mutex_init(&tgt->lock, NULL);
+	tgt->next_cntlid = 1;
+	tgt->power_on_ns = ernic_now_ns();
+	tgt->trtype = NVMF_TRTYPE_RDMA;
+	snprintf(tgt->traddr, sizeof(tgt->traddr), "127.0.0.1");
+	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "4420");
+
+	tgt->mr = ernic_mr_table_create(cfg->max_mr);
+	if (!tgt->mr) {
+		snprintf(err, errlen, "Error: cannot create a memory-region table of %u entries", cfg->max_mr);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = target_open_ns(tgt, cfg, err, errlen);
+	if (rc)
+		goto fail;
+	if (opts && opts->start_pollers) {
+		rc = ernic_inproc_start(tgt, cfg->pollers ? cfg->pollers : 1, err, errlen);
+		if (rc)
+			goto fail;
+	}
+	*out = tgt;
+	return 0;
+fail:
+	ernic_target_destroy(tgt);
+	return rc;
+}
+
+int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
+			size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&tgt->lock);
+	rc = target_open_ns(tgt, cfg, err, errlen);
+	pthread_mutex_unlock(&tgt->lock);
+	return rc;
+}
+
+uint32_t ernic_target_nr_ns(const struct ernic_target *tgt)
+{
+	return tgt->nr_ns;
+}
+
+void ernic_target_set_port(struct ernic_target *tgt, uint8_t trtype, const char *traddr, const char *trsvcid)
+{
+	tgt->trtype = trtype;
+	snprintf(tgt->traddr, sizeof(tgt->traddr), "%s", traddr);
+	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "%s", trsvcid);
+}
+
+void ernic_target_destroy(struct ernic_target *tgt)
+{
+	if (!tgt)
+		return;
+	ernic_inproc_stop(tgt);
+	for (uint32_t i = 0; i < tgt->nr_ns; i++)
+		if (tgt->ns[i].ops)
+			tgt->ns[i].ops->close(&tgt->ns[i]);
+	if (tgt->mr)
+		ernic_mr_table_destroy(tgt->mr);
+	if (tgt->allow_hosts) {
+		for (char **h = tgt->allow_hosts; *h; h++)
+			free(*h);
+		free(tgt->allow_hosts);
+	}
+	pthread_mutex_destroy(&tgt->lock);
+	free(tgt);
+}
+
+const struct ernic_backend_cfg *ernic_target_cfg(const struct ernic_target *tgt)
+{
+	return &tgt->cfg;
+}
+
+const char *ernic_target_subnqn(const struct ernic_target *tgt)
+{
+	return tgt->subnqn;
+}
+
+struct ernic_mr_table *ernic_target_mr_table(struct ernic_target *tgt)
+{
+	return tgt->mr;
+}
+
+int ernic_target_flush(struct ernic_target *tgt)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < tgt->nr_ns; i++) {
+		int r = tgt->ns[i].ops->flush(&tgt->ns[i]);
+
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
+bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostnqn)
+{
+	if (!tgt->allow_hosts)
+		return true;
+	for (char **h = tgt->allow_hosts; *h; h++)
+		if (!strcmp(*h, hostnqn))
+			return true;
+	return false;
+}
+
+void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
+{
+	pthread_mutex_lock(&tgt->lock);
+	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+		struct ernic_ctrlr *ctrlr = tgt->ctrlrs[i];
+		bool queue;
+
+		if (!ctrlr || ctrlr->discovery)
+			continue;
+		pthread_mutex_lock(&ctrlr->lock);
+		queue = ctrlr->aec & NVME_CTRL_OAES_NS_ATTR;
+		if (queue && ctrlr->nr_changed_ns < ERNIC_MAX_NS) {
+			bool seen = false;
+
+			for (uint32_t j = 0; j < ctrlr->nr_changed_ns; j++)
+				seen |= ctrlr->changed_ns[j] == nsid;
+			if (!seen)
+				ctrlr->changed_ns[ctrlr->nr_changed_ns++] = nsid;
+		}
+		pthread_mutex_unlock(&ctrlr->lock);
+		if (queue)
+			ernic_ctrlr_add_aen(ctrlr, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
+							       NVME_LOG_CHANGED_NS));
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+static void stats_add(struct ernic_counters *c, const struct ernic_sq_stats *s, bool admin)
+{
+	uint64_t *cmds = admin ? c->admin_cmds : c->io_cmds;
+
+	for (int i = 0; i < 256; i++)
+		cmds[i] += s->cmds[i];
+	c->bytes_read += s->bytes_read;
+	c->bytes_written += s->bytes_written;
+	for (int i = 0; i < NVME_STATUS_COUNT; i++)
+		c->errors[i] += s->errors[i];
+}
+
+void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_lock(&tgt->lock);
+	memcpy(c->admin_cmds, tgt->retired_admin_cmds, sizeof(c->admin_cmds));
+	memcpy(c->io_cmds, tgt->retired_io_cmds, sizeof(c->io_cmds));
+	c->bytes_read = tgt->retired.bytes_read;
+	c->bytes_written = tgt->retired.bytes_written;
+	memcpy(c->errors, tgt->retired.errors, sizeof(c->errors));
+	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next)
+		stats_add(c, &sq->stats, sq->qid == 0);
+	c->controllers = tgt->nr_ctrlrs;
+	c->io_queues = tgt->nr_io_queues;
+	pthread_mutex_unlock(&tgt->lock);
+	ernic_mr_usage(tgt->mr, &c->mr_in_use, &c->mr_high_water, &c->mr_max);
+}
+
+/* ------------------------------------------------------------- controllers */
+
+struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
+				       uint32_t kato_ms, bool discovery)
+{
+	struct ernic_ctrlr *ctrlr = calloc(1, sizeof(*ctrlr));
+	uint32_t slot;
+
+	if (!ctrlr)
+		return NULL;
+	ctrlr->tgt = tgt;
+	ctrlr->discovery = discovery;
+	memcpy(ctrlr->hostid, data->hostid, sizeof(ctrlr->hostid));
+	memcpy(ctrlr->hostnqn, data->hostnqn, sizeof(ctrlr->hostnqn) - 1);
+	memcpy(ctrlr->subnqn, data->subnqn, sizeof(ctrlr->subnqn) - 1);
+	pthread_mutex_init(&ctrlr->lock, NULL);
+
+	/* CAP: MQES, CQR (contiguous queues required), TO = 7.5 s, NVM command set, MPSMIN = MPSMAX = 4 KiB */
+	ctrlr->cap = (uint64_t)(tgt->cfg.queue_size - 1) | NVME_CAP_CQR | (15ull << NVME_CAP_TO_SHIFT) |
+		     NVME_CAP_CSS_NVM;
+	ctrlr->vs = NVME_VS(1, 3, 0);
+	ctrlr->kato_ms = kato_ms;
+	ctrlr->nr_io_queues = discovery ? 0 : tgt->cfg.queues;
+	ctrlr->vwc = 1;
+	ctrlr->start_ns = ernic_now_ns();
+	if (kato_ms)
+		atomic_store(&ctrlr->ka_deadline_ns, ctrlr->start_ns + (uint64_t)kato_ms * 1000000ull);
+
+	pthread_mutex_lock(&tgt->lock);
+	for (slot = 0; slot < ERNIC_MAX_CTRLRS; slot++)
+		if (!tgt->ctrlrs[slot])
+			break;
+	if (slot == ERNIC_MAX_CTRLRS) {
+		pthread_mutex_unlock(&tgt->lock);
+		pthread_mutex_destroy(&ctrlr->lock);
+		free(ctrlr);
+		return NULL;
+	}
+	/* Dynamic controller model: CNTLID 1..0xFFEF, never one in use. */
+	for (;;) {
+		uint16_t id = tgt->next_cntlid++;
+		bool used = false;
+
+		if (tgt->next_cntlid > 0xFFEF)
+			tgt->next_cntlid = 1;
+		for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++)
+			used |= tgt->ctrlrs[i] && tgt->ctrlrs[i]->cntlid == id;
+		if (!used) {
+			ctrlr->cntlid = id;
+			break;
+		}
+	}
+	tgt->ctrlrs[slot] = ctrlr;
+	tgt->nr_ctrlrs++;
+	pthread_mutex_unlock(&tgt->lock);
+	return ctrlr;
+}
+
+struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn)
+{
+	struct ernic_ctrlr *found = NULL;
+
+	pthread_mutex_lock(&tgt->lock);
+	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+		struct ernic_ctrlr *c = tgt->ctrlrs[i];
+
+		if (c && c->cntlid == cntlid && !strncmp(c->hostnqn, hostnqn, NVMF_NQN_SIZE)) {
+			found = c;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	return found;
+}
+
+int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size)
+{
+	struct ernic_target *tgt = ctrlr->tgt;
+
+	pthread_mutex_lock(&tgt->lock);
+	pthread_mutex_lock(&ctrlr->lock);
+	if (ctrlr->sqs[qid]) {
+		pthread_mutex_unlock(&ctrlr->lock);
+		pthread_mutex_unlock(&tgt->lock);
+		return -EBUSY;
+	}
+	ctrlr->sqs[qid] = sq;
+	ctrlr->nr_sqs++;
+	sq->ctrlr = ctrlr;
+	sq->qid = qid;
+	sq->size = size;
+	sq->connected = true;
+	if (qid)
+		tgt->nr_io_queues++;
+	pthread_mutex_unlock(&ctrlr->lock);
+	pthread_mutex_unlock(&tgt->lock);
+	return 0;
+}
+
+/* Complete every held AER: the admin queue is going away. */
+static void ctrlr_fail_aers(struct ernic_ctrlr *ctrlr)
+{
+	struct ernic_req *held[ERNIC_AERL];
+	uint32_t n;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	n = ctrlr->nr_aer_reqs;
+	memcpy(held, ctrlr->aer_reqs, n * sizeof(held[0]));
+	ctrlr->nr_aer_reqs = 0;
+	pthread_mutex_unlock(&ctrlr->lock);
+	for (uint32_t i = 0; i < n; i++) {
+		ernic_req_set_status(held[i], NVME_SC_ABORT_SQ_DELETION);
+		held[i]->sq->ops->complete(held[i]);
+	}
+}
+
+static void ctrlr_detach_sq(struct ernic_sq *sq)
+{
+	struct ernic_ctrlr *ctrlr = sq->ctrlr;
+	struct ernic_target *tgt = sq->tgt;
+	bool last;
+
+	if (!ctrlr)
+		return;
+	if (sq->qid == 0)
+		ctrlr_fail_aers(ctrlr);
+	pthread_mutex_lock(&tgt->lock);
+	pthread_mutex_lock(&ctrlr->lock);
+	if (ctrlr->sqs[sq->qid] == sq) {
+		ctrlr->sqs[sq->qid] = NULL;
+		ctrlr->nr_sqs--;
+		if (sq->qid)
+			tgt->nr_io_queues--;
+	}
+	last = ctrlr->nr_sqs == 0;
+	pthread_mutex_unlock(&ctrlr->lock);
+	sq->ctrlr = NULL;
+	sq->connected = false;
+	if (last) {
+		for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++)
+			if (tgt->ctrlrs[i] == ctrlr) {
+				tgt->ctrlrs[i] = NULL;
+				tgt->nr_ctrlrs--;
+			}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+	if (last) {
+		pthread_mutex_destroy(&ctrlr->lock);
+		free(ctrlr);
+	}
+}
+
+void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr)
+{
+	if (ctrlr->kato_ms)
+		atomic_store(&ctrlr->ka_deadline_ns, ernic_now_ns() + (uint64_t)ctrlr->kato_ms * 1000000ull);
+}
+
+void ernic_target_check_keep_alive(struct ernic_target *tgt)
+{
+	uint64_t now = ernic_now_ns();
+
+	pthread_mutex_lock(&tgt->lock);
+	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+		struct ernic_ctrlr *c = tgt->ctrlrs[i];
+		uint64_t deadline;
+
+		if (!c)
+			continue;
+		deadline = atomic_load(&c->ka_deadline_ns);
+		/* Keep Alive Timer expired (Base 3.9.5): the controller is fatal. */
+		if (deadline && now > deadline)
+			atomic_fetch_or(&c->csts, NVME_CSTS_CFS);
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+bool ernic_sq_ctrlr_fatal(const struct ernic_sq *sq)
+{
+	return sq->ctrlr && (atomic_load(&sq->ctrlr->csts) & NVME_CSTS_CFS);
+}
+
+void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0)
+{
+	struct ernic_req *req = NULL;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	if (ctrlr->nr_aer_reqs) {
+		req = ctrlr->aer_reqs[0];
+		memmove(&ctrlr->aer_reqs[0], &ctrlr->aer_reqs[1], --ctrlr->nr_aer_reqs * sizeof(req));
+	} else if (ctrlr->nr_aens < ERNIC_MAX_AEN) {
+		ctrlr->aens[ctrlr->nr_aens++] = aer_dw0;
+	}
+	pthread_mutex_unlock(&ctrlr->lock);
+	if (req) {
+		ernic_req_set_status(req, NVME_SC_SUCCESS);
+		req->cqe.dw0 = aer_dw0;
+		req->sq->ops->complete(req);
+	}
+}
+
+void ernic_ctrlr_shutdown(struct ernic_ctrlr *ctrlr)
+{
+	if (!ctrlr->discovery)
+		ernic_target_flush(ctrlr->tgt);
+}
+
+/* ------------------------------------------------------------------ queues */
+
+void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct ernic_transport_ops *ops,
+		   void *transport)
+{
+	memset(sq, 0, sizeof(*sq));
+	sq->tgt = tgt;
+	sq->ops = ops;
+	sq->transport = transport;
+	pthread_mutex_lock(&tgt->lock);
+	sq->live_next = tgt->live_sqs;
+	if (tgt->live_sqs)
+		tgt->live_sqs->live_prev = sq;
+	tgt->live_sqs = sq;
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+void ernic_sq_destroy(struct ernic_sq *sq)
+{
+	struct ernic_target *tgt = sq->tgt;
+
+	ctrlr_detach_sq(sq);
+	pthread_mutex_lock(&tgt->lock);
+	for (int i = 0; i < 256; i++) {
+		if (sq->qid == 0)
+			tgt->retired_admin_cmds[i] += sq->stats.cmds[i];
+		else
+			tgt->retired_io_cmds[i] += sq->stats.cmds[i];
+	}
+	tgt->retired.bytes_read += sq->stats.bytes_read;
+	tgt->retired.bytes_written += sq->stats.bytes_written;
+	for (int i = 0; i < NVME_STATUS_COUNT; i++)
+		tgt->retired.errors[i] += sq->stats.errors[i];
+	if (sq->live_prev)
+		sq->live_prev->live_next = sq->live_next;
+	else
+		tgt->live_sqs = sq->live_next;
+	if (sq->live_next)
+		sq->live_next->live_prev = sq->live_prev;
+	sq->live_prev = sq->live_next = NULL;
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+/* ---------------------------------------------------------------- requests */
+
+uint32_t ernic_req_sgl_len(const struct ernic_req *req)
+{
+	const struct nvme_sgl_desc *sgl = &req->sqe.dptr;
+
+	if (NVME_SGL_ID_TYPE(sgl->id) == NVME_SGL_TYPE_KEYED_DATA_BLOCK)
+		return nvme_keyed_sgl_len(sgl);
+	return sgl->unkeyed.length;
+}
+
+static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *req, uint16_t status)
+{
+	struct nvme_error_log_entry *e;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	/* Newest first: shift the ring down one entry. */
+	memmove(&ctrlr->errlog[1], &ctrlr->errlog[0], sizeof(ctrlr->errlog) - sizeof(ctrlr->errlog[0]));
+	e = &ctrlr->errlog[0];
+	memset(e, 0, sizeof(*e));
+	e->error_count = ++ctrlr->err_count;
+	e->sqid = req->sq->qid;
+	e->cmdid = req->sqe.cid;
+	e->status_field = (uint16_t)(status << 1);
+	e->parm_error_location = 0xFFFF;
+	e->nsid = req->sqe.nsid;
+	if (req->sq->qid && (req->sqe.opc == NVME_CMD_READ || req->sqe.opc == NVME_CMD_WRITE))
+		e->lba = (uint64_t)req->sqe.cdw10 | (uint64_t)req->sqe.cdw11 << 32;
+	e->trtype = req->sq->ops->trtype;
+	pthread_mutex_unlock(&ctrlr->lock);
+}
+
+void ernic_req_set_status(struct ernic_req *req, uint16_t status)
+{
+	struct ernic_sq *sq = req->sq;
+
+	req->cqe.cid = req->sqe.cid;
+	req->cqe.sqid = sq->qid;
+	req->cqe.status = 0;
+	if (ERNIC_LIKELY(status == NVME_SC_SUCCESS))
+		return;
+	/* Errors this emulator reports are never worth a retry of the same command. */
+	req->cqe.status = (uint16_t)(NVME_CQE_STATUS(status) << 1) | NVME_CQE_STATUS_DNR;
+	sq->stats.errors[NVME_CQE_STATUS(status)]++;
+	if (sq->ctrlr)
+		ctrlr_log_error(sq->ctrlr, req, status);
+}
+
+enum ernic_exec ernic_req_exec(struct ernic_req *req)
+{
+	struct ernic_sq *sq = req->sq;
+	enum ernic_exec ex = ERNIC_EXEC_DONE;
+	uint16_t status;
+
+	req->cqe.dw0 = 0;
+	req->cqe.dw1 = 0;
+	req->ns = NULL;
+	sq->stats.cmds[req->sqe.opc]++;
+	sq->sqhd = (uint16_t)(sq->size ? (sq->sqhd + 1) % sq->size : 0);
+	req->cqe.sqhd = sq->sqhd;
+
+	if (req->sqe.opc == NVME_FABRICS_COMMAND) {
+		bool disconnect = ((const struct nvmf_fabrics_cmd *)&req->sqe)->fctype == NVMF_FCTYPE_DISCONNECT;
+
+		status = ernic_fabrics_exec(req);
+		ernic_req_set_status(req, status);
+		if (disconnect && status == NVME_SC_SUCCESS)
+			ctrlr_detach_sq(sq);
+		return ERNIC_EXEC_DONE;
+	}
+	if (ERNIC_UNLIKELY(!sq->connected)) {
+		status = NVME_SC_CMD_SEQ_ERROR;
+	} else {
+		uint32_t csts = atomic_load_explicit(&sq->ctrlr->csts, memory_order_relaxed);
+
+		/* Only Fabrics commands while the controller is disabled (Fabrics 3.5). */
+		if (ERNIC_UNLIKELY((csts & (NVME_CSTS_RDY | NVME_CSTS_CFS)) != NVME_CSTS_RDY))
+			status = (csts & NVME_CSTS_CFS) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
+		else if (ERNIC_UNLIKELY((req->sqe.flags & 0xC3) != NVME_CMD_PSDT_SGL_MPTR_CONTIG))
+			status = NVME_SC_INVALID_FIELD; /* fused commands, or PRPs: not over fabrics */
+		else if (sq->qid == 0)
+			status = ernic_admin_exec(req, &ex);
+		else
+			status = ernic_io_exec(req);
+	}
+	if (ex == ERNIC_EXEC_HELD)
+		return ex;
+	ernic_req_set_status(req, status);
+	return ERNIC_EXEC_DONE;
+}

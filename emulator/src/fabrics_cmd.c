@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fabrics_cmd.c - Fabrics commands (NVMe over Fabrics 1.1, section 3.3):
+ * Connect, Property Get/Set and Disconnect.
+ */
+#include <string.h>
+
+#include "target.h"
+
+#define CONNECT_IPO(field) ((uint16_t)offsetof(struct nvmf_connect_cmd, field))
+#define CONNECT_DATA_IPO(field) ((uint16_t)offsetof(struct nvmf_connect_data, field))
+
+static uint16_t connect_invalid(struct ernic_req *req, uint32_t iattr, uint16_t ipo)
+{
+	req->cqe.dw0 = NVMF_CONNECT_INVALID_PARAM_DW0(iattr, ipo);
+	return NVME_SC_CONNECT_INVALID_PARAM;
+}
+
+static uint16_t fabrics_connect(struct ernic_req *req)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	struct ernic_sq *sq = req->sq;
+	struct ernic_target *tgt = sq->tgt;
+	struct nvmf_connect_data data;
+	struct ernic_ctrlr *ctrlr;
+	void *buf;
+	uint16_t status;
+	bool discovery;
+
+	if (sq->connected)
+		return NVME_SC_CMD_SEQ_ERROR;
+	if (cmd->recfmt != 0)
+		return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;
+	if (ernic_req_sgl_len(req) != sizeof(data))
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	status = sq->ops->map_data(req, sizeof(data), NVME_DATA_HOST_TO_CTRL, &buf);
+	if (status)
+		return status;
+	memcpy(&data, buf, sizeof(data));
+	sq->stats.bytes_written += sizeof(data);
+	data.subnqn[NVMF_NQN_SIZE - 1] = '\0';
+	data.hostnqn[NVMF_NQN_SIZE - 1] = '\0';
+
+	discovery = !strcmp(data.subnqn, NVMF_DISC_NQN);
+	if (!discovery && strcmp(data.subnqn, tgt->subnqn))
+		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(subnqn));
+	if (!data.hostnqn[0])
+		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(hostnqn));
+	if (!discovery && !ernic_target_host_allowed(tgt, data.hostnqn))
+		return NVME_SC_CONNECT_INVALID_HOST;
+	/*
+	 * SQSIZE is 0's based and 0 is invalid; MQES bounds it, except that an
+	 * admin queue of 32 entries is always accepted (Fabrics 3.3, Figure 20).
+	 */
+	if (cmd->sqsize == 0 ||
+	    cmd->sqsize > (cmd->qid ? tgt->cfg.queue_size - 1 : MAX(tgt->cfg.queue_size - 1, 31u)))
+		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(sqsize));
+
+	if (cmd->qid == 0) {
+		if (data.cntlid != NVMF_CNTLID_DYNAMIC)
+			return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
+		ctrlr = ernic_ctrlr_create(tgt, &data, cmd->kato, discovery);
+		if (!ctrlr)
+			return NVME_SC_CONNECT_CTRL_BUSY;
+		if (ernic_ctrlr_attach_sq(ctrlr, sq, 0, (uint16_t)(cmd->sqsize + 1))) {
+			/* Cannot happen for a new controller: its admin slot is empty. */
+			return NVME_SC_INTERNAL;
+		}
+		req->cqe.dw0 = ctrlr->cntlid;
+		return NVME_SC_SUCCESS;
+	}
+
+	ctrlr = ernic_ctrlr_lookup(tgt, data.cntlid, data.hostnqn);
+	if (!ctrlr || ctrlr->discovery)
+		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
+	if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
+		return NVME_SC_CMD_SEQ_ERROR;
+	if (cmd->qid > ctrlr->nr_io_queues)
+		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
+	if (ernic_ctrlr_attach_sq(ctrlr, sq, cmd->qid, (uint16_t)(cmd->sqsize + 1)))
+		return NVME_SC_CONNECT_CTRL_BUSY;
+	req->cqe.dw0 = ctrlr->cntlid;
+	return NVME_SC_SUCCESS;
+}
+
+/* Bits 2:0 of ATTRIB: 0 = a 4-byte property, 1 = an 8-byte one. */
+static uint16_t property_get(struct ernic_req *req)
+{
+	const struct nvmf_property_cmd *cmd = (const struct nvmf_property_cmd *)&req->sqe;
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+	bool size8 = (cmd->attrib & 7) == 1;
+	uint64_t value;
+
+	if ((cmd->attrib & 7) > 1)
+		return NVME_SC_INVALID_FIELD;
+	switch (cmd->ofst) {
+	case NVME_REG_CAP:
+		if (!size8)
+			return NVME_SC_INVALID_FIELD;
+		value = ctrlr->cap;
+		break;
+	case NVME_REG_VS:
+		value = ctrlr->vs;
+		break;
+	case NVME_REG_CC:
+		value = ctrlr->cc;
+		break;
+	case NVME_REG_CSTS:
+		value = atomic_load(&ctrlr->csts);
+		break;
+	default:
+		return NVME_SC_INVALID_FIELD;
+	}
+	if (size8 && cmd->ofst != NVME_REG_CAP)
+		return NVME_SC_INVALID_FIELD;
+	req->cqe.dw0 = (uint32_t)value;
+	req->cqe.dw1 = (uint32_t)(value >> 32);
+	return NVME_SC_SUCCESS;
+}
+
+/* CC writes drive the enable and shutdown state machines (Base 3.6). */
+static uint16_t property_set_cc(struct ernic_ctrlr *ctrlr, uint32_t cc)
+{
+	uint32_t old = ctrlr->cc;
+
+	ctrlr->cc = cc;
+	if ((cc & NVME_CC_EN) && !(old & NVME_CC_EN)) {
+		uint32_t mps = (cc >> NVME_CC_MPS_SHIFT) & 0xF;
+		uint32_t iosqes = (cc >> NVME_CC_IOSQES_SHIFT) & 0xF;
+		uint32_t iocqes = (cc >> NVME_CC_IOCQES_SHIFT) & 0xF;
+		uint32_t css = (cc >> NVME_CC_CSS_SHIFT) & 0x7;
+
+		/* A configuration this controller cannot run is a fatal status, as nvmet does. */
+		if (mps != 0 || css != 0 || (!ctrlr->discovery && (iosqes != 6 || iocqes != 4))) {
+			atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
+			return NVME_SC_SUCCESS;
+		}
+		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_RDY);
+	}
+	if (!(cc & NVME_CC_EN) && (old & NVME_CC_EN)) {
+		ernic_ctrlr_shutdown(ctrlr);
+		atomic_fetch_and(&ctrlr->csts, ~(NVME_CSTS_RDY | NVME_CSTS_SHST_MASK));
+	}
+	if ((cc & NVME_CC_SHN_MASK) && !(old & NVME_CC_SHN_MASK)) {
+		ernic_ctrlr_shutdown(ctrlr);
+		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_SHST_COMPLETE);
+	}
+	if (!(cc & NVME_CC_SHN_MASK) && (old & NVME_CC_SHN_MASK))
+		atomic_fetch_and(&ctrlr->csts, ~NVME_CSTS_SHST_MASK);
+	return NVME_SC_SUCCESS;
+}
+
+static uint16_t property_set(struct ernic_req *req)
+{
+	const struct nvmf_property_cmd *cmd = (const struct nvmf_property_cmd *)&req->sqe;
+
+	/* CC is the only writable property over fabrics; it is 4 bytes. */
+	if ((cmd->attrib & 7) != 0 || cmd->ofst != NVME_REG_CC)
+		return NVME_SC_INVALID_FIELD;
+	return property_set_cc(req->sq->ctrlr, (uint32_t)cmd->value);
+}
+
+uint16_t ernic_fabrics_exec(struct ernic_req *req)
+{
+	const struct nvmf_fabrics_cmd *cmd = (const struct nvmf_fabrics_cmd *)&req->sqe;
+	struct ernic_sq *sq = req->sq;
+
+	if (cmd->fctype == NVMF_FCTYPE_CONNECT)
+		return fabrics_connect(req);
+	if (!sq->connected)
+		return NVME_SC_CMD_SEQ_ERROR;
+	switch (cmd->fctype) {
+	case NVMF_FCTYPE_PROPERTY_GET:
+		return sq->qid == 0 ? property_get(req) : NVME_SC_INVALID_OPCODE;
+	case NVMF_FCTYPE_PROPERTY_SET:
+		return sq->qid == 0 ? property_set(req) : NVME_SC_INVALID_OPCODE;
+	case NVMF_FCTYPE_DISCONNECT:
+		/* Disconnect deletes an I/O queue; the admin queue goes with the association. */
+		return sq->qid ? NVME_SC_SUCCESS : NVME_SC_INVALID_FIELD;
+	default:
+		/* No in-band authentication is offered. */
+		return NVME_SC_INVALID_OPCODE;
+	}
+}

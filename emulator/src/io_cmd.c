@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_cmd.c - NVM command set I/O commands: Read, Write, Flush, Write Zeroes
+ * and Dataset Management (deallocate). Backend-neutral: the namespace's ops
+ * move the bytes.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "target.h"
+
+#define NVME_DSM_MAX_RANGES 256
+
+static inline uint64_t cmd_slba(const struct nvme_sqe *sqe)
+{
+	return (uint64_t)sqe->cdw10 | (uint64_t)sqe->cdw11 << 32;
+}
+
+static inline uint32_t cmd_nlb(const struct nvme_sqe *sqe)
+{
+	return (sqe->cdw12 & 0xFFFF) + 1; /* 0's based */
+}
+
+static inline bool lba_range_ok(const struct ernic_ns *ns, uint64_t slba, uint64_t nlb)
+{
+	return slba < ns->nlb && nlb <= ns->nlb - slba;
+}
+
+/* A backend failure is a media error where one applies, else Internal Error. */
+static uint16_t backend_status(int rc, bool write)
+{
+	if (rc == -EIO)
+		return write ? NVME_SC_WRITE_FAULT : NVME_SC_UNRECOVERED_READ;
+	return NVME_SC_INTERNAL;
+}
+
+static uint16_t io_rw(struct ernic_req *req, bool write)
+{
+	struct ernic_ns *ns = req->ns;
+	struct ernic_sq *sq = req->sq;
+	uint64_t slba = cmd_slba(&req->sqe);
+	uint32_t nlb = cmd_nlb(&req->sqe);
+	uint64_t len = (uint64_t)nlb << ns->lba_shift;
+	uint32_t sgl_len = ernic_req_sgl_len(req);
+	void *buf;
+	uint16_t status;
+	int rc;
+
+	/*
+	 * The SGL must describe exactly the blocks asked for, and no more than
+	 * MDTS allows: a host that splits correctly never sees this.
+	 */
+	if (ERNIC_UNLIKELY(sgl_len > ERNIC_MAX_XFER || len > ERNIC_MAX_XFER || sgl_len != len))
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	if (ERNIC_UNLIKELY(!lba_range_ok(ns, slba, nlb)))
+		return NVME_SC_LBA_RANGE;
+	status = sq->ops->map_data(req, (uint32_t)len, write ? NVME_DATA_HOST_TO_CTRL : NVME_DATA_CTRL_TO_HOST,
+				   &buf);
+	if (ERNIC_UNLIKELY(status))
+		return status;
+	if (write) {
+		rc = ns->ops->write(ns, buf, slba << ns->lba_shift, (uint32_t)len);
+		/* With the volatile write cache off, a write is durable before it completes. */
+		if (!rc && !sq->ctrlr->vwc)
+			rc = ns->ops->flush(ns);
+		if (ERNIC_UNLIKELY(rc))
+			return backend_status(rc, true);
+		sq->stats.bytes_written += len;
+	} else {
+		rc = ns->ops->read(ns, buf, slba << ns->lba_shift, (uint32_t)len);
+		if (ERNIC_UNLIKELY(rc))
+			return backend_status(rc, false);
+		sq->stats.bytes_read += len;
+	}
+	return NVME_SC_SUCCESS;
+}
+
+static uint16_t io_flush(struct ernic_req *req)
+{
+	struct ernic_target *tgt = req->sq->tgt;
+
+	/* NSID FFFFFFFFh flushes every namespace (Base 7.1). */
+	if (req->sqe.nsid == 0xFFFFFFFF)
+		return ernic_target_flush(tgt) ? NVME_SC_WRITE_FAULT : NVME_SC_SUCCESS;
+	return req->ns->ops->flush(req->ns) ? NVME_SC_WRITE_FAULT : NVME_SC_SUCCESS;
+}
+
+static uint16_t io_write_zeroes(struct ernic_req *req)
+{
+	struct ernic_ns *ns = req->ns;
+	uint64_t slba = cmd_slba(&req->sqe);
+	uint32_t nlb = cmd_nlb(&req->sqe);
+	int rc;
+
+	if (!lba_range_ok(ns, slba, nlb))
+		return NVME_SC_LBA_RANGE;
+	rc = ns->ops->write_zeroes(ns, slba << ns->lba_shift, (uint64_t)nlb << ns->lba_shift);
+	return rc ? backend_status(rc, true) : NVME_SC_SUCCESS;
+}
+
+static uint16_t io_dsm(struct ernic_req *req)
+{
+	struct ernic_ns *ns = req->ns;
+	uint32_t nr = (req->sqe.cdw10 & 0xFF) + 1;
+	uint32_t len = nr * (uint32_t)sizeof(struct nvme_dsm_range);
+	struct nvme_dsm_range ranges[NVME_DSM_MAX_RANGES];
+	void *buf;
+	uint16_t status;
+
+	if (ernic_req_sgl_len(req) < len)
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	status = req->sq->ops->map_data(req, len, NVME_DATA_HOST_TO_CTRL, &buf);
+	if (status)
+		return status;
+	memcpy(ranges, buf, len);
+	req->sq->stats.bytes_written += len;
+	/* Only deallocate has an effect; the other attributes are hints. */
+	if (!(req->sqe.cdw11 & NVME_DSM_ATTR_DEALLOCATE))
+		return NVME_SC_SUCCESS;
+	for (uint32_t i = 0; i < nr; i++)
+		if (!lba_range_ok(ns, ranges[i].slba, ranges[i].nlb))
+			return NVME_SC_LBA_RANGE;
+	for (uint32_t i = 0; i < nr; i++) {
+		int rc;
+
+		if (!ranges[i].nlb)
+			continue;
+		rc = ns->ops->deallocate(ns, ranges[i].slba << ns->lba_shift,
+					 (uint64_t)ranges[i].nlb << ns->lba_shift);
+		if (rc)
+			return backend_status(rc, true);
+	}
+	return NVME_SC_SUCCESS;
+}
+
+uint16_t ernic_io_exec(struct ernic_req *req)
+{
+	struct ernic_target *tgt = req->sq->tgt;
+	uint32_t nsid = req->sqe.nsid;
+
+	if (ERNIC_UNLIKELY(req->sq->ctrlr->discovery))
+		return NVME_SC_INVALID_OPCODE;
+	if (ERNIC_LIKELY(nsid - 1 < tgt->nr_ns))
+		req->ns = &tgt->ns[nsid - 1];
+	else if (!(req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF))
+		return NVME_SC_INVALID_NS;
+
+	switch (req->sqe.opc) {
+	case NVME_CMD_READ:
+		return io_rw(req, false);
+	case NVME_CMD_WRITE:
+		return io_rw(req, true);
+	case NVME_CMD_FLUSH:
+		return io_flush(req);
+	case NVME_CMD_WRITE_ZEROES:
+		return io_write_zeroes(req);
+	case NVME_CMD_DSM:
+		return io_dsm(req);
+	default:
+		return NVME_SC_INVALID_OPCODE;
+	}
+}

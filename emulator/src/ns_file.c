@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ns_file.c - a namespace in a file: pread/pwrite, Flush = fdatasync, and
+ * holes punched for deallocate. The file is created and sized if needed; an
+ * existing larger file is never truncated.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "target.h"
+
+static int file_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(ns->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) { /* past the end of a file shorter than the namespace */
+			memset(p, 0, len);
+			return 0;
+		}
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint32_t)n;
+	}
+	return 0;
+}
+
+static int file_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(ns->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint32_t)n;
+	}
+	return 0;
+}
+
+static int file_flush(struct ernic_ns *ns)
+{
+	return fdatasync(ns->fd) ? -errno : 0;
+}
+
+static int file_zero_by_writing(struct ernic_ns *ns, uint64_t off, uint64_t len)
+{
+	static const uint8_t zeroes[64 * 1024];
+
+	while (len) {
+		uint32_t n = (uint32_t)MIN(len, sizeof(zeroes));
+		int rc = file_write(ns, zeroes, off, n);
+
+		if (rc)
+			return rc;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int file_write_zeroes(struct ernic_ns *ns, uint64_t off, uint64_t len)
+{
+	if (!fallocate(ns->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
+		return 0;
+	return file_zero_by_writing(ns, off, len);
+}
+
+static int file_deallocate(struct ernic_ns *ns, uint64_t off, uint64_t len)
+{
+	/* DLFEAT promises zeroes after deallocate: a punched hole reads as zeroes. */
+	if (!fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
+		return 0;
+	return file_zero_by_writing(ns, off, len);
+}
+
+static void file_close(struct ernic_ns *ns)
+{
+	if (ns->fd >= 0) {
+		fdatasync(ns->fd);
+		close(ns->fd);
+	}
+	ns->fd = -1;
+}
+
+static const struct ernic_ns_ops ns_file_ops = {
+	.name = "file",
+	.read = file_read,
+	.write = file_write,
+	.flush = file_flush,
+	.write_zeroes = file_write_zeroes,
+	.deallocate = file_deallocate,
+	.close = file_close,
+};
+
+int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
+		       size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "Error: nvmeof backend: file='%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))) {
+		snprintf(err, errlen, "Error: nvmeof backend: file='%s' is not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size && ftruncate(fd, (off_t)size)) {
+		int e = errno;
+
+		snprintf(err, errlen, "Error: nvmeof backend: file='%s': cannot size to %llu bytes: %s", path,
+			 (unsigned long long)size, strerror(e));
+		close(fd);
+		return -e;
+	}
+	ns->fd = fd;
+	snprintf(ns->path, sizeof(ns->path), "%s", path);
+	ns->lba_shift = (uint32_t)__builtin_ctz(bs);
+	ns->nlb = size >> ns->lba_shift;
+	ns->ops = &ns_file_ops;
+	return 0;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ns_ram.c - a namespace in anonymous memory. Pages are mapped on first touch
+ * and deallocated ranges are handed back, so an 8 GiB namespace costs only
+ * what a run writes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "target.h"
+
+static int ram_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
+{
+	memcpy(buf, ns->ram + off, len);
+	return 0;
+}
+
+static int ram_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len)
+{
+	memcpy(ns->ram + off, buf, len);
+	return 0;
+}
+
+static int ram_flush(struct ernic_ns *ns)
+{
+	(void)ns;
+	return 0;
+}
+
+static int ram_write_zeroes(struct ernic_ns *ns, uint64_t off, uint64_t len)
+{
+	uint64_t page = ERNIC_PAGE_SIZE;
+	uint64_t start = (off + page - 1) & ~(page - 1), end = (off + len) & ~(page - 1);
+
+	/* Whole pages go back to the kernel (they read as zero); the edges are cleared. */
+	if (end > start) {
+		memset(ns->ram + off, 0, start - off);
+		if (madvise(ns->ram + start, end - start, MADV_DONTNEED))
+			memset(ns->ram + start, 0, end - start);
+		memset(ns->ram + end, 0, off + len - end);
+	} else {
+		memset(ns->ram + off, 0, len);
+	}
+	return 0;
+}
+
+static void ram_close(struct ernic_ns *ns)
+{
+	if (ns->ram)
+		munmap(ns->ram, ernic_ns_size(ns));
+	ns->ram = NULL;
+}
+
+static const struct ernic_ns_ops ns_ram_ops = {
+	.name = "ram",
+	.read = ram_read,
+	.write = ram_write,
+	.flush = ram_flush,
+	.write_zeroes = ram_write_zeroes,
+	.deallocate = ram_write_zeroes,
+	.close = ram_close,
+};
+
+int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err, size_t errlen)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "Error: nvmeof backend: cannot map a RAM namespace of %llu bytes: %s",
+			 (unsigned long long)size, strerror(errno));
+		return -errno;
+	}
+	ns->ram = p;
+	ns->lba_shift = (uint32_t)__builtin_ctz(bs);
+	ns->nlb = size >> ns->lba_shift;
+	ns->ops = &ns_ram_ops;
+	return 0;
+}

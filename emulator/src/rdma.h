@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* rdma.h - keyed SGL resolution and remote invalidation over the MR table. */
+#ifndef ERNIC_RDMA_H
+#define ERNIC_RDMA_H
+
+#include "target.h"
+
+/*
+ * Resolve a keyed SGL for @len bytes moving in @dir: returns an NVMe status,
+ * and in *@buf the host memory the RDMA READ or WRITE touches.
+ */
+uint16_t ernic_rdma_map_keyed_sgl(struct ernic_mr_table *tbl, const struct nvme_sgl_desc *sgl, uint32_t len,
+				  enum nvme_data_dir dir, void **buf);
+
+/*
+ * For a descriptor with subtype 0xF the completion goes out as a SEND with
+ * Invalidate: the target invalidates the rkey. Returns true if it did.
+ */
+bool ernic_rdma_send_with_invalidate(struct ernic_mr_table *tbl, const struct nvme_sgl_desc *sgl);
+
+#endif

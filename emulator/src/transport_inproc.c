@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transport_inproc.c - the in-process RDMA transport: poller threads take
+ * capsules off each queue pair's ring, run them through the controller core
+ * and post completions, resolving keyed SGLs through the emulated RDMA
+ * engine. A poller spins while there is work, yields when briefly idle and
+ * sleeps on a futex when idle for long, so an idle target costs nothing and
+ * a busy one answers without a system call.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "inproc.h"
+#include "rdma.h"
+
+#define POLLER_MAX_QPAIRS 1024
+#define POLLER_SPIN_NS 50000ull	       /* busy-poll this long after the last capsule */
+#define POLLER_YIELD_NS 2000000ull     /* then yield the CPU this long */
+#define POLLER_SLEEP_NS 100000000ull   /* then sleep, waking this often for keep-alive */
+#define POLLER_KEEP_ALIVE_NS 100000000ull
+
+struct ernic_inproc_poller {
+	_Alignas(ERNIC_CACHELINE) _Atomic uint32_t sleeping; /* futex word */
+	_Alignas(ERNIC_CACHELINE) _Atomic uint64_t epoch;
+	_Atomic(struct ernic_inproc_qpair *) qpairs[POLLER_MAX_QPAIRS];
+	_Atomic uint32_t nr_slots;
+	_Atomic bool stop;
+	struct ernic_target *tgt;
+	uint32_t id;
+	pthread_t thread;
+	bool started;
+};
+
+struct ernic_inproc {
+	pthread_mutex_t lock; /* slot assignment */
+	uint32_t nr_pollers;
+	struct ernic_inproc_poller pollers[];
+};
+
+static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* ------------------------------------------------------------ transport ops */
+
+static uint16_t inproc_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
+{
+	return ernic_rdma_map_keyed_sgl(req->sq->tgt->mr, &req->sqe.dptr, len, dir, buf);
+}
+
+static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
+{
+	struct ernic_inproc_cpl *cpl = &qp->cq_ring[qp->t_cq_tail & qp->mask];
+
+	cpl->cqe = req->cqe;
+	cpl->flags = 0;
+	if (ernic_rdma_send_with_invalidate(qp->tgt->mr, &req->sqe.dptr)) {
+		cpl->flags = ERNIC_INPROC_CPL_WITH_INV;
+		cpl->inv_rkey = req->sqe.dptr.keyed.key;
+	}
+	qp->t_cq_tail++;
+	atomic_store_explicit(&qp->cq_tail, qp->t_cq_tail, memory_order_release);
+}
+
+static void inproc_complete(struct ernic_req *req)
+{
+	struct ernic_inproc_qpair *qp = req->sq->transport;
+
+	/* Only the admin queue completes from other threads (held AERs). */
+	if (qp->admin) {
+		pthread_mutex_lock(&qp->cq_lock);
+		qp->held[req - qp->reqs] = 0;
+		inproc_post(qp, req);
+		pthread_mutex_unlock(&qp->cq_lock);
+	} else {
+		inproc_post(qp, req);
+	}
+}
+
+static const struct ernic_transport_ops inproc_ops = {
+	.name = "rdma",
+	.trtype = NVMF_TRTYPE_RDMA,
+	.map_data = inproc_map_data,
+	.complete = inproc_complete,
+	.in_capsule_data_size = 0,
+};
+
+/* ------------------------------------------------------------------ polling */
+
+/* Run every capsule posted so far; returns how many. */
+static uint32_t inproc_process(struct ernic_inproc_qpair *qp)
+{
+	uint32_t tail = atomic_load_explicit(&qp->sq_tail, memory_order_acquire);
+	uint32_t head = qp->t_sq_head;
+	uint32_t n = tail - head;
+
+	while (head != tail) {
+		const struct nvme_sqe *sqe = &qp->sq_ring[head & qp->mask];
+		uint32_t slot = sqe->cid & qp->mask;
+		struct ernic_req *req = &qp->reqs[slot];
+
+		head++;
+		if (ERNIC_UNLIKELY(qp->held[slot])) {
+			/* The CID of a held AER came back before the AER completed. */
+			struct ernic_req conflict = { .sqe = *sqe, .sq = &qp->sq };
+
+			ernic_req_set_status(&conflict, NVME_SC_CMDID_CONFLICT);
+			inproc_complete(&conflict);
+			continue;
+		}
+		req->sqe = *sqe;
+		if (ERNIC_UNLIKELY(qp->admin)) {
+			pthread_mutex_lock(&qp->cq_lock);
+			if (ernic_req_exec(req) == ERNIC_EXEC_HELD)
+				qp->held[slot] = 1;
+			else
+				inproc_post(qp, req);
+			pthread_mutex_unlock(&qp->cq_lock);
+			continue;
+		}
+		if (ERNIC_LIKELY(ernic_req_exec(req) == ERNIC_EXEC_DONE))
+			inproc_post(qp, req);
+	}
+	qp->t_sq_head = head;
+	return n;
+}
+
+static bool poller_has_work(struct ernic_inproc_poller *p)
+{
+	uint32_t n = atomic_load(&p->nr_slots);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct ernic_inproc_qpair *qp = atomic_load(&p->qpairs[i]);
+
+		if (qp && atomic_load_explicit(&qp->sq_tail, memory_order_acquire) != qp->t_sq_head)
+			return true;
+	}
+	return false;
+}
+
+static void *poller_main(void *arg)
+{
+	struct ernic_inproc_poller *p = arg;
+	uint64_t last_work = ernic_now_ns(), last_ka = last_work;
+	char name[16];
+
+	snprintf(name, sizeof(name), "ernic-poll%u", p->id);
+	pthread_setname_np(pthread_self(), name);
+	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
+		uint32_t work = 0, n;
+		uint64_t now;
+
+		/* A new epoch before loading slots: qpair removal waits on it. */
+		atomic_fetch_add(&p->epoch, 1);
+		n = atomic_load_explicit(&p->nr_slots, memory_order_acquire);
+		for (uint32_t i = 0; i < n; i++) {
+			struct ernic_inproc_qpair *qp = atomic_load_explicit(&p->qpairs[i], memory_order_acquire);
+
+			if (qp)
+				work += inproc_process(qp);
+		}
+		if (work) {
+			last_work = 0;
+			continue;
+		}
+		now = ernic_now_ns();
+		if (!last_work)
+			last_work = now;
+		if (p->id == 0 && now - last_ka > POLLER_KEEP_ALIVE_NS) {
+			ernic_target_check_keep_alive(p->tgt);
+			last_ka = now;
+		}
+		if (now - last_work < POLLER_SPIN_NS) {
+			cpu_relax();
+		} else if (now - last_work < POLLER_SPIN_NS + POLLER_YIELD_NS) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, (long)POLLER_SLEEP_NS };
+
+			/* Announce the sleep, then look once more: a doorbell rung before the store is seen here. */
+			atomic_store(&p->sleeping, 1);
+			if (!poller_has_work(p) && !atomic_load(&p->stop))
+				futex(&p->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts);
+			atomic_store(&p->sleeping, 0);
+			last_work = ernic_now_ns() - POLLER_SPIN_NS; /* woken: go on yielding, not sleeping */
+		}
+	}
+	return NULL;
+}
+
+static void poller_wake(struct ernic_inproc_poller *p)
+{
+	if (atomic_load_explicit(&p->sleeping, memory_order_relaxed) &&
+	    atomic_exchange(&p->sleeping, 0))
+		futex(&p->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+void ernic_inproc_ring_doorbell(struct ernic_inproc_qpair *qp, uint32_t tail)
+{
+	atomic_store_explicit(&qp->sq_tail, tail, memory_order_release);
+	/* Pairs with the poller's store to sleeping and its second look (Dekker). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (qp->poller)
+		poller_wake(qp->poller);
+}
+
+int ernic_inproc_start(struct ernic_target *tgt, uint32_t pollers, char *err, size_t errlen)
+{
+	struct ernic_inproc *ip = calloc(1, sizeof(*ip) + pollers * sizeof(ip->pollers[0]));
+
+	if (!ip) {
+		snprintf(err, errlen, "Error: out of memory starting %u pollers", pollers);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&ip->lock, NULL);
+	ip->nr_pollers = pollers;
+	tgt->inproc = ip;
+	for (uint32_t i = 0; i < pollers; i++) {
+		struct ernic_inproc_poller *p = &ip->pollers[i];
+		int rc;
+
+		p->tgt = tgt;
+		p->id = i;
+		rc = pthread_create(&p->thread, NULL, poller_main, p);
+		if (rc) {
+			snprintf(err, errlen, "Error: cannot start poller thread %u: %s", i, strerror(rc));
+			ernic_inproc_stop(tgt);
+			return -rc;
+		}
+		p->started = true;
+	}
+	return 0;
+}
+
+void ernic_inproc_stop(struct ernic_target *tgt)
+{
+	struct ernic_inproc *ip = tgt->inproc;
+
+	if (!ip)
+		return;
+	for (uint32_t i = 0; i < ip->nr_pollers; i++) {
+		struct ernic_inproc_poller *p = &ip->pollers[i];
+
+		if (!p->started)
+			continue;
+		atomic_store(&p->stop, true);
+		atomic_store(&p->sleeping, 1);
+		futex(&p->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL);
+		pthread_join(p->thread, NULL);
+	}
+	pthread_mutex_destroy(&ip->lock);
+	free(ip);
+	tgt->inproc = NULL;
+}
+
+/* ---------------------------------------------------------------- qpairs */
+
+struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, uint32_t depth, uint16_t qid)
+{
+	struct ernic_inproc *ip = tgt->inproc;
+	struct ernic_inproc_qpair *qp;
+	struct ernic_inproc_poller *p;
+	uint32_t entries = 1;
+
+	if (!ip || depth == 0 || depth > 65536)
+		return NULL;
+	while (entries < depth)
+		entries <<= 1;
+	qp = aligned_alloc(ERNIC_CACHELINE, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	memset(qp, 0, sizeof(*qp));
+	qp->entries = entries;
+	qp->mask = entries - 1;
+	qp->sq_ring = aligned_alloc(ERNIC_CACHELINE, entries * sizeof(*qp->sq_ring));
+	qp->cq_ring = aligned_alloc(ERNIC_CACHELINE, entries * sizeof(*qp->cq_ring));
+	qp->reqs = calloc(entries, sizeof(*qp->reqs));
+	qp->held = calloc(entries, 1);
+	if (!qp->sq_ring || !qp->cq_ring || !qp->reqs || !qp->held) {
+		free(qp->sq_ring);
+		free(qp->cq_ring);
+		free(qp->reqs);
+		free(qp->held);
+		free(qp);
+		return NULL;
+	}
+	memset(qp->cq_ring, 0, entries * sizeof(*qp->cq_ring));
+	qp->tgt = tgt;
+	qp->admin = qid == 0;
+	pthread_mutex_init(&qp->cq_lock, NULL);
+	ernic_sq_init(&qp->sq, tgt, &inproc_ops, qp);
+	for (uint32_t i = 0; i < entries; i++)
+		qp->reqs[i].sq = &qp->sq;
+
+	/* The admin queue and I/O queue 1 share poller 0; I/O queues spread round robin. */
+	p = &ip->pollers[qid ? (uint32_t)(qid - 1) % ip->nr_pollers : 0];
+	pthread_mutex_lock(&ip->lock);
+	for (qp->poller_slot = 0; qp->poller_slot < POLLER_MAX_QPAIRS; qp->poller_slot++)
+		if (!atomic_load(&p->qpairs[qp->poller_slot]))
+			break;
+	if (qp->poller_slot == POLLER_MAX_QPAIRS) {
+		pthread_mutex_unlock(&ip->lock);
+		ernic_sq_destroy(&qp->sq);
+		pthread_mutex_destroy(&qp->cq_lock);
+		free(qp->sq_ring);
+		free(qp->cq_ring);
+		free(qp->reqs);
+		free(qp->held);
+		free(qp);
+		return NULL;
+	}
+	qp->poller = p;
+	atomic_store(&p->qpairs[qp->poller_slot], qp);
+	if (qp->poller_slot >= atomic_load(&p->nr_slots))
+		atomic_store(&p->nr_slots, qp->poller_slot + 1);
+	pthread_mutex_unlock(&ip->lock);
+	return qp;
+}
+
+void ernic_inproc_qpair_destroy(struct ernic_inproc_qpair *qp)
+{
+	struct ernic_inproc_poller *p;
+	uint64_t epoch;
+
+	if (!qp)
+		return;
+	p = qp->poller;
+	atomic_store(&p->qpairs[qp->poller_slot], NULL);
+	/*
+	 * The poller may still be inside this qpair from a slot load made before
+	 * the store above; it starts a new epoch only after leaving it.
+	 */
+	epoch = atomic_load(&p->epoch);
+	while (p->started && !atomic_load(&p->stop) && atomic_load(&p->epoch) == epoch) {
+		poller_wake(p);
+		sched_yield();
+	}
+	ernic_sq_destroy(&qp->sq);
+	pthread_mutex_destroy(&qp->cq_lock);
+	free(qp->sq_ring);
+	free(qp->cq_ring);
+	free(qp->reqs);
+	free(qp->held);
+	free(qp);
+}
