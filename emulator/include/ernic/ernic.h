@@ -199,6 +199,11 @@ void ernic_host_disconnect(struct ernic_host_ctrlr *hc);
 uint32_t ernic_host_nr_io_queues(const struct ernic_host_ctrlr *hc);
 uint16_t ernic_host_cntlid(const struct ernic_host_ctrlr *hc);
 const struct nvme_id_ctrl *ernic_host_id_ctrl(const struct ernic_host_ctrlr *hc);
+/*
+ * The admin queue, for asynchronous admin commands (an AER) submitted with
+ * ernic_host_submit(); do not mix with ernic_host_admin() from another thread.
+ */
+struct ernic_host_qpair *ernic_host_admin_qpair(struct ernic_host_ctrlr *hc);
 /* qid 1..nr_io_queues */
 struct ernic_host_qpair *ernic_host_io_qpair(struct ernic_host_ctrlr *hc, uint16_t qid);
 uint16_t ernic_host_qpair_qid(const struct ernic_host_qpair *qp);

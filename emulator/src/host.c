@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.c - the host side of the in-process capsule path: an initiator that
+ * brings a controller up the way a stock nvme-rdma host does
+ * (register_always: a pool of queue_size memory regions per queue, allocated
+ * at connect), and submits I/O with one fast registration and one keyed SGL
+ * per command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inproc.h"
+
+#define HOST_ADMIN_TIMEOUT_NS 10000000000ull
+#define HOST_READY_TIMEOUT_NS 5000000000ull
+
+struct ernic_host_slot {
+	void *ctx;
+	uint32_t mr_handle;
+	uint32_t rkey;
+	bool mr_valid;
+};
+
+struct ernic_host_qpair {
+	struct ernic_host_ctrlr *hc;
+	struct ernic_inproc_qpair *tq;
+	struct ernic_mr_table *mr;
+	uint16_t qid;
+	uint32_t depth;
+	uint32_t sq_tail;
+	uint32_t cq_head;
+	uint32_t nr_free;
+	uint16_t *free_cids;
+	struct ernic_host_slot *slots;
+	uint32_t nr_mrs; /* regions allocated so far for this queue's pool */
+};
+
+struct ernic_host_ctrlr {
+	struct ernic_target *tgt;
+	struct ernic_host_qpair admin;
+	struct ernic_host_qpair *io;
+	uint32_t nr_io;
+	uint16_t cntlid;
+	uint32_t queue_size;
+	uint32_t kato_ms;
+	pthread_mutex_t admin_lock;
+	struct nvme_id_ctrl id;
+	struct nvmf_connect_data connect_data;
+};
+
+/* ----------------------------------------------------------------- qpairs */
+
+static void host_qpair_fini(struct ernic_host_qpair *qp)
+{
+	if (qp->tq)
+		ernic_inproc_qpair_destroy(qp->tq);
+	qp->tq = NULL;
+	for (uint32_t i = 0; i < qp->nr_mrs; i++)
+		ernic_mr_destroy(qp->mr, qp->slots[i].mr_handle);
+	qp->nr_mrs = 0;
+	free(qp->slots);
+	free(qp->free_cids);
+	qp->slots = NULL;
+	qp->free_cids = NULL;
+}
+
+/*
+ * The transport queue and its MR pool, as nvme_rdma_create_queue_ib() does
+ * before the Connect capsule is sent.
+ */
+static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair *qp, uint16_t qid,
+			   uint32_t depth, char *err, size_t errlen)
+{
+	memset(qp, 0, sizeof(*qp));
+	qp->hc = hc;
+	qp->qid = qid;
+	qp->depth = depth;
+	qp->mr = hc->tgt->mr;
+	qp->slots = calloc(depth, sizeof(*qp->slots));
+	qp->free_cids = calloc(depth, sizeof(*qp->free_cids));
+	if (!qp->slots || !qp->free_cids) {
+		snprintf(err, errlen, "out of memory for QID %u", qid);
+		host_qpair_fini(qp);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < depth; i++) {
+		int rc = ernic_mr_alloc(qp->mr, &qp->slots[i].mr_handle);
+
+		if (rc) {
+			snprintf(err, errlen, "failed to initialize MR pool sized %u for QID %u", depth, qid);
+			host_qpair_fini(qp);
+			return rc;
+		}
+		qp->nr_mrs++;
+	}
+	/* CIDs pop from the top: 0 first. */
+	for (uint32_t i = 0; i < depth; i++)
+		qp->free_cids[i] = (uint16_t)(depth - 1 - i);
+	qp->nr_free = depth;
+	qp->tq = ernic_inproc_qpair_create(hc->tgt, depth, qid);
+	if (!qp->tq) {
+		snprintf(err, errlen, "cannot create the transport queue for QID %u", qid);
+		host_qpair_fini(qp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static uint32_t data_access(const struct nvme_sqe *sqe)
+{
+	uint8_t dirbits = sqe->opc == NVME_FABRICS_COMMAND ? ((const struct nvmf_fabrics_cmd *)sqe)->fctype
+							   : sqe->opc;
+
+	switch (NVME_OPC_DATA_DIR(dirbits)) {
+	case NVME_DATA_HOST_TO_CTRL:
+		return ERNIC_MR_REMOTE_READ;
+	case NVME_DATA_CTRL_TO_HOST:
+		return ERNIC_MR_REMOTE_WRITE | ERNIC_MR_LOCAL_WRITE;
+	default:
+		return ERNIC_MR_REMOTE_READ | ERNIC_MR_REMOTE_WRITE | ERNIC_MR_LOCAL_WRITE;
+	}
+}
+
+int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, void *buf, uint32_t len, void *ctx)
+{
+	struct ernic_inproc_qpair *tq = qp->tq;
+	struct ernic_host_slot *slot;
+	struct nvme_sqe *dst;
+	uint16_t cid;
+
+	if (ERNIC_UNLIKELY(!qp->nr_free))
+		return -EBUSY;
+	if (ERNIC_UNLIKELY(len > NVME_KEYED_SGL_MAX_LEN))
+		return -EINVAL;
+	cid = qp->free_cids[qp->nr_free - 1];
+	slot = &qp->slots[cid];
+	dst = &tq->sq_ring[qp->sq_tail & tq->mask];
+	*dst = *sqe;
+	dst->cid = cid;
+	dst->flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	if (len) {
+		uint32_t rkey;
+		int rc;
+
+		/* FRWR: a new key for every registration, so a stale rkey can never hit. */
+		rc = ernic_mr_fast_reg(qp->mr, slot->mr_handle, buf, len, data_access(sqe), &rkey);
+		if (ERNIC_UNLIKELY(rc))
+			return rc;
+		slot->rkey = rkey;
+		slot->mr_valid = true;
+		nvme_keyed_sgl_set(&dst->dptr, (uint64_t)(uintptr_t)buf, len, rkey,
+				   NVME_SGL_SUBTYPE_INVALIDATE_KEY);
+	} else {
+		nvme_keyed_sgl_set(&dst->dptr, 0, 0, 0, NVME_SGL_SUBTYPE_ADDRESS);
+	}
+	slot->ctx = ctx;
+	qp->nr_free--;
+	ernic_inproc_ring_doorbell(tq, ++qp->sq_tail);
+	return 0;
+}
+
+int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, int max)
+{
+	struct ernic_inproc_qpair *tq = qp->tq;
+	uint32_t tail = atomic_load_explicit(&tq->cq_tail, memory_order_acquire);
+	int n = 0;
+
+	while (qp->cq_head != tail && n < max) {
+		const struct ernic_inproc_cpl *cpl = &tq->cq_ring[qp->cq_head & tq->mask];
+		uint16_t cid = cpl->cqe.cid;
+		struct ernic_host_slot *slot;
+
+		qp->cq_head++;
+		if (ERNIC_UNLIKELY(cid >= qp->depth))
+			continue; /* not ours: a target bug, never a host crash */
+		slot = &qp->slots[cid];
+		if (slot->mr_valid) {
+			/* No SEND with Invalidate for our key: invalidate locally, as nvme-rdma does. */
+			if (!(cpl->flags & ERNIC_INPROC_CPL_WITH_INV) || cpl->inv_rkey != slot->rkey)
+				ernic_mr_invalidate(qp->mr, slot->rkey);
+			slot->mr_valid = false;
+		}
+		cpls[n].ctx = slot->ctx;
+		cpls[n].status = (uint16_t)((cpl->cqe.status >> 1) & 0x7FF);
+		cpls[n].dw0 = cpl->cqe.dw0;
+		n++;
+		qp->free_cids[qp->nr_free++] = cid;
+	}
+	return n;
+}
+
+uint32_t ernic_host_outstanding(const struct ernic_host_qpair *qp)
+{
+	return qp->depth - qp->nr_free;
+}
+
+uint16_t ernic_host_qpair_qid(const struct ernic_host_qpair *qp)
+{
+	return qp->qid;
+}
+
+uint32_t ernic_host_qpair_depth(const struct ernic_host_qpair *qp)
+{
+	return qp->depth;
+}
+
+void ernic_host_rw_sqe(struct nvme_sqe *sqe, uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opc = opc;
+	sqe->nsid = nsid;
+	sqe->cdw10 = (uint32_t)slba;
+	sqe->cdw11 = (uint32_t)(slba >> 32);
+	sqe->cdw12 = (nlb - 1) & 0xFFFF;
+}
+
+/* ------------------------------------------------------------------ admin */
+
+static int host_qpair_cmd(struct ernic_host_qpair *qp, struct nvme_sqe *sqe, void *buf, uint32_t len,
+			  struct nvme_cqe *cqe)
+{
+	struct ernic_host_cpl cpl;
+	char marker;
+	uint64_t deadline;
+	int rc;
+
+	rc = ernic_host_submit(qp, sqe, buf, len, &marker);
+	if (rc)
+		return rc;
+	deadline = ernic_now_ns() + HOST_ADMIN_TIMEOUT_NS;
+	for (;;) {
+		if (ernic_host_poll(qp, &cpl, 1) == 1) {
+			/* Completions of other commands (an AER aborted at teardown) are dropped here. */
+			if (cpl.ctx != &marker)
+				continue;
+			memset(cqe, 0, sizeof(*cqe));
+			cqe->dw0 = cpl.dw0;
+			cqe->status = (uint16_t)(cpl.status << 1);
+			cqe->sqid = qp->qid;
+			return 0;
+		}
+		if (ernic_now_ns() > deadline)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+}
+
+int ernic_host_admin(struct ernic_host_ctrlr *hc, struct nvme_sqe *sqe, void *buf, uint32_t len,
+		     struct nvme_cqe *cqe)
+{
+	int rc;
+
+	pthread_mutex_lock(&hc->admin_lock);
+	rc = host_qpair_cmd(&hc->admin, sqe, buf, len, cqe);
+	pthread_mutex_unlock(&hc->admin_lock);
+	return rc;
+}
+
+struct ernic_host_qpair *ernic_host_admin_qpair(struct ernic_host_ctrlr *hc)
+{
+	return &hc->admin;
+}
+
+static uint16_t cqe_status(const struct nvme_cqe *cqe)
+{
+	return (uint16_t)((cqe->status >> 1) & 0x7FF);
+}
+
+static int host_connect_queue(struct ernic_host_ctrlr *hc, struct ernic_host_qpair *qp, char *err,
+			      size_t errlen)
+{
+	struct nvmf_connect_cmd cmd = { 0 };
+	struct nvme_cqe cqe;
+	int rc;
+
+	cmd.opc = NVME_FABRICS_COMMAND;
+	cmd.fctype = NVMF_FCTYPE_CONNECT;
+	cmd.qid = qp->qid;
+	cmd.sqsize = (uint16_t)(qp->depth - 1);
+	cmd.kato = qp->qid ? 0 : hc->kato_ms;
+	hc->connect_data.cntlid = qp->qid ? hc->cntlid : NVMF_CNTLID_DYNAMIC;
+	rc = host_qpair_cmd(qp, (struct nvme_sqe *)&cmd, &hc->connect_data, sizeof(hc->connect_data), &cqe);
+	if (rc) {
+		snprintf(err, errlen, "Connect for QID %u: %s", qp->qid, strerror(-rc));
+		return rc;
+	}
+	if (cqe_status(&cqe)) {
+		snprintf(err, errlen, "Connect for QID %u failed: %s (dw0 0x%x)", qp->qid,
+			 ernic_status_str(cqe_status(&cqe)), cqe.dw0);
+		return -EIO;
+	}
+	if (!qp->qid)
+		hc->cntlid = (uint16_t)cqe.dw0;
+	return 0;
+}
+
+static int host_property(struct ernic_host_ctrlr *hc, uint8_t fctype, uint32_t ofst, bool size8,
+			 uint64_t *value)
+{
+	struct nvmf_property_cmd cmd = { 0 };
+	struct nvme_cqe cqe;
+	int rc;
+
+	cmd.opc = NVME_FABRICS_COMMAND;
+	cmd.fctype = fctype;
+	cmd.attrib = size8 ? 1 : 0;
+	cmd.ofst = ofst;
+	if (fctype == NVMF_FCTYPE_PROPERTY_SET)
+		cmd.value = *value;
+	rc = ernic_host_admin(hc, (struct nvme_sqe *)&cmd, NULL, 0, &cqe);
+	if (rc)
+		return rc;
+	if (cqe_status(&cqe))
+		return -EIO;
+	if (fctype == NVMF_FCTYPE_PROPERTY_GET)
+		*value = (uint64_t)cqe.dw0 | (uint64_t)cqe.dw1 << 32;
+	return 0;
+}
+
+static int host_wait_csts(struct ernic_host_ctrlr *hc, uint32_t mask, uint32_t want)
+{
+	uint64_t deadline = ernic_now_ns() + HOST_READY_TIMEOUT_NS;
+	uint64_t csts;
+
+	for (;;) {
+		int rc = host_property(hc, NVMF_FCTYPE_PROPERTY_GET, NVME_REG_CSTS, false, &csts);
+
+		if (rc)
+			return rc;
+		if (csts & NVME_CSTS_CFS)
+			return -EIO;
+		if ((csts & mask) == want)
+			return 0;
+		if (ernic_now_ns() > deadline)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+}
+
+static void random_bytes(uint8_t *p, size_t n)
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, p, n) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)n) {
+		uint64_t x = ernic_now_ns() ^ (uintptr_t)p;
+
+		for (size_t i = 0; i < n; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			p[i] = (uint8_t)(x >> 56);
+		}
+	}
+}
+
+int ernic_host_connect(struct ernic_target *tgt, const struct ernic_host_opts *opts, struct ernic_host_ctrlr **out,
+		       char *err, size_t errlen)
+{
+	struct ernic_host_ctrlr *hc;
+	struct nvme_sqe sqe;
+	struct nvme_cqe cqe;
+	uint64_t cap, cc;
+	uint32_t want, grant, mqes;
+	int rc;
+
+	if (!tgt->inproc) {
+		snprintf(err, errlen, "the target has no in-process pollers");
+		return -EINVAL;
+	}
+	hc = calloc(1, sizeof(*hc));
+	if (!hc) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	hc->tgt = tgt;
+	hc->kato_ms = opts ? opts->kato_ms : 0;
+	pthread_mutex_init(&hc->admin_lock, NULL);
+	random_bytes(hc->connect_data.hostid, sizeof(hc->connect_data.hostid));
+	snprintf(hc->connect_data.subnqn, sizeof(hc->connect_data.subnqn), "%s",
+		 opts && opts->subnqn ? opts->subnqn : tgt->subnqn);
+	if (opts && opts->hostnqn) {
+		snprintf(hc->connect_data.hostnqn, sizeof(hc->connect_data.hostnqn), "%s", opts->hostnqn);
+	} else {
+		const uint8_t *u = hc->connect_data.hostid;
+
+		snprintf(hc->connect_data.hostnqn, sizeof(hc->connect_data.hostnqn),
+			 "nqn.2014-08.org.nvmexpress:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+			 "%02x%02x%02x%02x%02x%02x",
+			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+			 u[14], u[15]);
+	}
+
+	/* 1. Admin queue: NVME_AQ_DEPTH entries and as many regions. */
+	rc = host_qpair_init(hc, &hc->admin, 0, ERNIC_ADMIN_QUEUE_SIZE, err, errlen);
+	if (rc)
+		goto fail;
+	rc = host_connect_queue(hc, &hc->admin, err, errlen);
+	if (rc)
+		goto fail;
+
+	/* 2. CAP, then CC.EN and wait for CSTS.RDY. */
+	rc = host_property(hc, NVMF_FCTYPE_PROPERTY_GET, NVME_REG_CAP, true, &cap);
+	if (rc) {
+		snprintf(err, errlen, "Property Get CAP failed");
+		goto fail;
+	}
+	cc = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT);
+	rc = host_property(hc, NVMF_FCTYPE_PROPERTY_SET, NVME_REG_CC, false, &cc);
+	if (!rc)
+		rc = host_wait_csts(hc, NVME_CSTS_RDY, NVME_CSTS_RDY);
+	if (rc) {
+		snprintf(err, errlen, "controller did not become ready (CSTS.RDY): %s", strerror(-rc));
+		goto fail;
+	}
+
+	/* 3. Identify Controller. */
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVME_ADMIN_IDENTIFY;
+	sqe.cdw10 = NVME_ID_CNS_CTRL;
+	rc = ernic_host_admin(hc, &sqe, &hc->id, sizeof(hc->id), &cqe);
+	if (rc || cqe_status(&cqe)) {
+		snprintf(err, errlen, "Identify Controller failed");
+		rc = rc ? rc : -EIO;
+		goto fail;
+	}
+
+	/* 4. Number of Queues: the controller may grant fewer than asked. */
+	want = opts && opts->nr_io_queues ? opts->nr_io_queues : tgt->cfg.queues;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVME_ADMIN_SET_FEATURES;
+	sqe.cdw10 = NVME_FEAT_NUM_QUEUES;
+	sqe.cdw11 = (want - 1) | (want - 1) << 16;
+	rc = ernic_host_admin(hc, &sqe, NULL, 0, &cqe);
+	if (rc || cqe_status(&cqe)) {
+		snprintf(err, errlen, "Set Features Number of Queues (%u) failed: %s", want,
+			 rc ? strerror(-rc) : ernic_status_str(cqe_status(&cqe)));
+		rc = rc ? rc : -EIO;
+		goto fail;
+	}
+	grant = MIN(cqe.dw0 & 0xFFFF, cqe.dw0 >> 16) + 1;
+	hc->nr_io = MIN(want, grant);
+
+	/* 5. I/O queues: MR pool, then Connect, one queue at a time. */
+	mqes = NVME_CAP_MQES(cap);
+	hc->queue_size = opts && opts->queue_size ? MIN(opts->queue_size, mqes + 1) : mqes + 1;
+	hc->queue_size = MIN(hc->queue_size, hc->id.maxcmd ? hc->id.maxcmd : hc->queue_size);
+	hc->io = calloc(hc->nr_io, sizeof(*hc->io));
+	if (!hc->io) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t q = 1; q <= hc->nr_io; q++) {
+		rc = host_qpair_init(hc, &hc->io[q - 1], (uint16_t)q, hc->queue_size, err, errlen);
+		if (!rc)
+			rc = host_connect_queue(hc, &hc->io[q - 1], err, errlen);
+		if (rc)
+			goto fail;
+	}
+	*out = hc;
+	return 0;
+fail:
+	ernic_host_disconnect(hc);
+	return rc;
+}
+
+void ernic_host_disconnect(struct ernic_host_ctrlr *hc)
+{
+	struct nvmf_fabrics_cmd disc = { 0 };
+	struct nvme_cqe cqe;
+
+	if (!hc)
+		return;
+	disc.opc = NVME_FABRICS_COMMAND;
+	disc.fctype = NVMF_FCTYPE_DISCONNECT;
+	for (uint32_t i = 0; hc->io && i < hc->nr_io; i++) {
+		struct ernic_host_qpair *qp = &hc->io[i];
+
+		if (qp->tq && qp->nr_free == qp->depth)
+			host_qpair_cmd(qp, (struct nvme_sqe *)&disc, NULL, 0, &cqe);
+		host_qpair_fini(qp);
+	}
+	free(hc->io);
+	if (hc->admin.tq && hc->cntlid) {
+		/* Normal shutdown (CC.SHN = 01b), waiting for CSTS.SHST complete, as the kernel does. */
+		uint64_t cc = NVME_CC_EN | (1u << NVME_CC_SHN_SHIFT) | (6u << NVME_CC_IOSQES_SHIFT) |
+			      (4u << NVME_CC_IOCQES_SHIFT);
+
+		if (!host_property(hc, NVMF_FCTYPE_PROPERTY_SET, NVME_REG_CC, false, &cc))
+			host_wait_csts(hc, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_COMPLETE);
+	}
+	host_qpair_fini(&hc->admin);
+	pthread_mutex_destroy(&hc->admin_lock);
+	free(hc);
+}
+
+uint32_t ernic_host_nr_io_queues(const struct ernic_host_ctrlr *hc)
+{
+	return hc->nr_io;
+}
+
+uint16_t ernic_host_cntlid(const struct ernic_host_ctrlr *hc)
+{
+	return hc->cntlid;
+}
+
+const struct nvme_id_ctrl *ernic_host_id_ctrl(const struct ernic_host_ctrlr *hc)
+{
+	return &hc->id;
+}
+
+struct ernic_host_qpair *ernic_host_io_qpair(struct ernic_host_ctrlr *hc, uint16_t qid)
+{
+	if (qid == 0 || qid > hc->nr_io)
+		return NULL;
+	return &hc->io[qid - 1];
+}
