@@ -15,6 +15,10 @@ CFLAGS_BASE += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 LDFLAGS_SAN := -fsanitize=address,undefined
 endif
 CPPFLAGS += -Iemulator/include -Iemulator/src
+# The MR table size the build defaults to (the backend string's max_mr overrides it per run).
+ifdef ERNIC_MAX_MR
+CPPFLAGS += -DERNIC_MAX_MR=$(ERNIC_MAX_MR)
+endif
 LDLIBS   += -lpthread
 
 .PHONY: all test test-unit deps clean
