@@ -1,0 +1,141 @@
+#!/bin/sh
+# Engine tests: short fio runs through build/ernic-fio.so, each check saying
+# what it proves. Exits non-zero when any check fails.
+#
+# Usage: engine/tests/run.sh [path/to/ernic-fio.so]
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+so=${1:-build/ernic-fio.so}
+case "$so" in /*) ;; *) so="$(pwd)/$so" ;; esac
+[ -f "$so" ] || { echo "engine/tests: $so not found (make engine)"; exit 1; }
+for tool in fio jq; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "engine/tests: $tool is not installed"; exit 1; }
+done
+
+ERNIC_FIO_SO=$so
+ERNIC_TEST_DIR=$(cd "$(dirname "$so")" && pwd)/engine-tests
+export ERNIC_FIO_SO ERNIC_TEST_DIR
+rm -rf "$ERNIC_TEST_DIR"
+mkdir -p "$ERNIC_TEST_DIR"
+# A backend from the caller's environment would change what these jobs test.
+unset ERNIC_BACKEND
+out=$ERNIC_TEST_DIR
+
+failures=0
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# fio prints "fio: pid=..., err=..." ahead of the JSON on failed jobs.
+json() { sed -n '/^{/,$p' "$1"; }
+
+# run NAME JOBFILE|-- [fio args...]: fio with JSON output in $out/NAME.json, stderr in $out/NAME.err.
+run() {
+	name=$1
+	shift
+	(cd "$out" && fio --output-format=json --output="$out/$name.json" "$@" 2>"$out/$name.err")
+}
+
+# jq_true FILE EXPR: EXPR holds on the JSON in FILE.
+jq_true() {
+	[ "$(json "$1" | jq -r "$2" 2>/dev/null)" = true ]
+}
+
+# --- option table
+if fio --enghelp="$so" >"$out/enghelp.txt" 2>&1 &&
+	grep -q '^ernic_backend ' "$out/enghelp.txt" && grep -q '^ernic_queues ' "$out/enghelp.txt" &&
+	grep -q '^ernic_stats ' "$out/enghelp.txt"; then
+	pass "enghelp: fio --enghelp lists ernic_backend, ernic_queues and ernic_stats"
+else
+	fail "enghelp: options missing from fio --enghelp=$so:"; cat "$out/enghelp.txt"
+fi
+
+# --- data integrity
+if run verify-ram "$here/verify-ram.fio" &&
+	jq_true "$out/verify-ram.json" '.jobs[0].error == 0 and .jobs[0].read.io_bytes == 67108864 and .jobs[0].write.io_bytes == 67108864'; then
+	pass "verify-ram: 64 MiB of 4k..512k random writes read back with matching crc32c (RAM namespace)"
+else
+	fail "verify-ram: crc32c verify on the RAM backend"; cat "$out/verify-ram.err"
+fi
+
+if run verify-file "$here/verify-file.fio" &&
+	jq_true "$out/verify-file.json" '.jobs[0].error == 0 and .jobs[0].read.io_bytes == 67108864'; then
+	pass "verify-file: 64 MiB written and verified with crc32c on a file namespace"
+else
+	fail "verify-file: crc32c verify on the file backend"; cat "$out/verify-file.err"
+fi
+
+# A new target over the same file: the verify pass alone must find the data.
+if run verify-file-again "$here/verify-file.fio" --verify_only=1 &&
+	jq_true "$out/verify-file-again.json" '.jobs[0].error == 0 and .jobs[0].read.io_bytes == 67108864'; then
+	pass "verify-file-persist: a second target on the same file verifies the first run's data"
+else
+	fail "verify-file-persist: data did not survive in the backing file"; cat "$out/verify-file-again.err"
+fi
+
+if run shared-qpair "$here/shared-qpair.fio" &&
+	jq_true "$out/shared-qpair.json" '.jobs[0].error == 0 and .jobs[0].read.io_bytes == 67108864'; then
+	pass "shared-qpair: 4 jobs on 2 qpairs (2 threads per qpair) write and verify 4 x 16 MiB"
+else
+	fail "shared-qpair: jobs sharing a qpair"; cat "$out/shared-qpair.err"
+fi
+
+# --- splitting at MDTS
+if run split-1m "$here/split-1m.fio" &&
+	[ "$(jq -r '.capsules' "$out/split-1m.stats.json" 2>/dev/null)" = 8 ] &&
+	[ "$(jq -r '.split_ios' "$out/split-1m.stats.json" 2>/dev/null)" = 1 ] &&
+	[ "$(jq -r '.ios' "$out/split-1m.stats.json" 2>/dev/null)" = 1 ] &&
+	[ "$(jq -r '.target.io_cmds.read' "$out/split-1m.stats.json" 2>/dev/null)" = 8 ]; then
+	pass "split-1m: one 1 MiB read went out as exactly 8 capsules of 128 KiB and the controller ran 8 Reads (ernic_stats)"
+else
+	fail "split-1m: 1 MiB read not counted as 8 capsules:"; cat "$out/split-1m.stats.json" "$out/split-1m.err" 2>/dev/null
+fi
+
+# --- trim and flush
+if run trim-flush "$here/trim-flush.fio" &&
+	jq_true "$out/trim-flush.json" '.jobs[0].error == 0 and .jobs[0].sync.total_ios >= 16 and .jobs[1].error == 0 and .jobs[1].trim.total_ios == 128' &&
+	[ "$(jq -r '.target.io_cmds.dsm == 128 and .target.io_cmds.flush >= 16' "$out/trim-flush.stats.json" 2>/dev/null)" = true ]; then
+	pass "trim-flush: 128 trims reached the controller as DSM and fio's fsyncs as Flush, all without error"
+else
+	fail "trim-flush: trim or flush failed"; cat "$out/trim-flush.err"
+fi
+
+# --- errors
+if ! run misaligned "$here/misaligned.fio" && jq_true "$out/misaligned.json" '.jobs[0].error == 22' &&
+	[ "$(jq -r '.capsules' "$out/misaligned.stats.json" 2>/dev/null)" = 0 ]; then
+	pass "misaligned: a 512-byte read on a 4096-byte-block namespace fails with EINVAL (errno 22), no capsule sent"
+else
+	fail "misaligned: expected fio error 22:"; json "$out/misaligned.json" | jq '.jobs[0].error'
+fi
+
+if ! run misaligned-ctrlr --name=misaligned-ctrlr --ioengine=external:"$so" --ernic_host_checks=0 \
+	--ernic_backend=nvmeof:size=64M,bs=4096 --ernic_stats="$out/misaligned-ctrlr.stats.json" --thread=1 \
+	--filename=ernic0 --size=64M --rw=read --bs=512 --number_ios=1 &&
+	jq_true "$out/misaligned-ctrlr.json" '.jobs[0].error == 22' &&
+	[ "$(jq -r '.target.errors.SGL_INVALID_DATA_LEN' "$out/misaligned-ctrlr.stats.json" 2>/dev/null)" = 1 ]; then
+	pass "misaligned-ctrlr: sent anyway, the controller answers Data SGL Length Invalid, seen as EINVAL"
+else
+	fail "misaligned-ctrlr: the controller accepted a 512-byte transfer for a 4096-byte block"
+fi
+
+budget='Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a table of 2048 (got '"'16'"')'
+if ! run budget --name=budget --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096,queues=16 \
+	--thread=1 --filename=ernic0 --size=64M --rw=read --bs=4k &&
+	grep -qxF "$budget" "$out/budget.err"; then
+	pass "budget: queues=16 fails at init with the MR budget text"
+else
+	fail "budget: expected '$budget' on stderr, got:"; cat "$out/budget.err"
+fi
+
+if ! run no-thread --name=no-thread --ioengine=external:"$so" --filename=ernic0 --size=64M --rw=read --bs=4k &&
+	grep -q 'thread=1 is required' "$out/no-thread.err"; then
+	pass "no-thread: without thread=1 the engine refuses to start and says thread=1 is required"
+else
+	fail "no-thread: expected a 'thread=1 is required' failure, got:"; cat "$out/no-thread.err"
+fi
+
+if [ "$failures" -ne 0 ]; then
+	echo "engine tests: $failures failed"
+	exit 1
+fi
+echo "engine tests: all passed"
