@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fio.h"
 #include "optgroup.h"
@@ -39,11 +40,12 @@
 /* Completions reaped per ernic_host_poll() call. */
 #define ERNIC_POLL_BATCH 32
 /*
- * Empty polls before getevents yields the CPU: long enough that a qd1
- * round trip (a few microseconds) never pays for a context switch, short
- * enough that a poller thread sharing this core gets to run.
+ * Empty polls before getevents yields the CPU. A yield with nothing else
+ * runnable costs a system call; one withheld from a target poller that
+ * shares this CPU costs the whole round trip, so yield early (a few
+ * microseconds of spinning).
  */
-#define ERNIC_SPINS_BEFORE_YIELD 4096
+#define ERNIC_SPINS_BEFORE_YIELD 256
 /* Empty polls between clock reads when a getevents timeout is set. */
 #define ERNIC_SPINS_PER_CLOCK 256
 
@@ -293,7 +295,23 @@ static int ernic_run_setup(struct thread_data *td)
 	if (!ernic_run.backend)
 		return -ENOMEM;
 
-	rc = ernic_target_create(&ernic_run.cfg, &topts, &ernic_run.tgt, err, sizeof(err));
+	/*
+	 * The poller threads inherit this thread's CPU mask; a job pinned
+	 * with cpus_allowed must not pin the target onto its own CPU, where
+	 * every capsule would wait for a context switch. Start them with the
+	 * process's mask instead.
+	 */
+	{
+		cpu_set_t job_mask, proc_mask;
+		bool widen = !pthread_getaffinity_np(pthread_self(), sizeof(job_mask), &job_mask) &&
+			     !sched_getaffinity(getpid(), sizeof(proc_mask), &proc_mask) &&
+			     !CPU_EQUAL(&job_mask, &proc_mask) &&
+			     !pthread_setaffinity_np(pthread_self(), sizeof(proc_mask), &proc_mask);
+
+		rc = ernic_target_create(&ernic_run.cfg, &topts, &ernic_run.tgt, err, sizeof(err));
+		if (widen)
+			pthread_setaffinity_np(pthread_self(), sizeof(job_mask), &job_mask);
+	}
 	if (rc) {
 		log_err("ernic: target: %s\n", err);
 		goto fail;
@@ -356,6 +374,16 @@ static int fio_ernic_get_file_size(struct thread_data *td, struct fio_file *f)
 	return 0;
 }
 
+static void ernic_job_free(struct ernic_job *job)
+{
+	if (!job)
+		return;
+	free(job->sq);
+	free(job->done);
+	free(job->events);
+	free(job);
+}
+
 static int fio_ernic_init(struct thread_data *td)
 {
 	struct ernic_options *o = td->eo;
@@ -369,6 +397,19 @@ static int fio_ernic_init(struct thread_data *td)
 		return 1;
 	}
 
+	job = calloc(1, sizeof(*job));
+	if (job) {
+		job->ring_size = td->o.iodepth + 1;
+		job->sq = calloc(job->ring_size, sizeof(*job->sq));
+		job->done = calloc(job->ring_size, sizeof(*job->done));
+		job->events = calloc(job->ring_size, sizeof(*job->events));
+	}
+	if (!job || !job->sq || !job->done || !job->events) {
+		log_err("ernic: out of memory\n");
+		ernic_job_free(job);
+		return 1;
+	}
+
 	pthread_mutex_lock(&ernic_run.lock);
 	if (ernic_run.refs == 0)
 		rc = ernic_run_setup(td);
@@ -379,23 +420,12 @@ static int fio_ernic_init(struct thread_data *td)
 	}
 	if (rc) {
 		pthread_mutex_unlock(&ernic_run.lock);
+		ernic_job_free(job);
 		return 1;
 	}
 	ernic_run.refs++;
 	if (o->stats && *o->stats && !ernic_run.stats_path)
 		ernic_run.stats_path = strdup(o->stats);
-	pthread_mutex_unlock(&ernic_run.lock);
-
-	job = calloc(1, sizeof(*job));
-	if (!job)
-		goto enomem;
-	td->io_ops_data = job;
-	job->ring_size = td->o.iodepth + 1;
-	job->sq = calloc(job->ring_size, sizeof(*job->sq));
-	job->done = calloc(job->ring_size, sizeof(*job->done));
-	job->events = calloc(job->ring_size, sizeof(*job->events));
-	if (!job->sq || !job->done || !job->events)
-		goto enomem;
 
 	/*
 	 * thread_number is the count of jobs in the run: a qpair is shared
@@ -409,11 +439,10 @@ static int fio_ernic_init(struct thread_data *td)
 	job->lba_shift = ernic_run.lba_shift;
 	job->bs_mask = (1ull << ernic_run.lba_shift) - 1;
 	job->host_checks = o->host_checks;
-	return 0;
+	pthread_mutex_unlock(&ernic_run.lock);
 
-enomem:
-	log_err("ernic: out of memory\n");
-	return 1;
+	td->io_ops_data = job;
+	return 0;
 }
 
 static int fio_ernic_io_u_init(struct thread_data *td, struct io_u *io_u)
@@ -795,10 +824,7 @@ static void fio_ernic_cleanup(struct thread_data *td)
 	}
 	pthread_mutex_unlock(&ernic_run.lock);
 
-	free(job->sq);
-	free(job->done);
-	free(job->events);
-	free(job);
+	ernic_job_free(job);
 	td->io_ops_data = NULL;
 }
 
