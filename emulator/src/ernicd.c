@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ernicd - the NVMe/TCP daemon: one subsystem of libernic's controller core,
+ * served to any NVMe/TCP host (the Linux kernel's nvme-tcp, nvme-cli).
+ *
+ * Signals are blocked in every thread and taken synchronously here with
+ * sigwait(), so the handlers are ordinary code: SIGUSR1 prints the counters,
+ * SIGTERM/SIGINT shut down in order (stop accepting, let commands moving data
+ * finish, close connections, flush namespaces, print counters).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ernic/ernic.h"
+#include "transport_tcp.h"
+
+#define ERNICD "ernicd"
+#define ERNICD_DEFAULT_ADDR "127.0.0.1"
+#define ERNICD_DEFAULT_PORT "4420"
+/* How long a shutdown waits for commands still receiving data. */
+#define ERNICD_STOP_GRACE_MS 5000
+#define ERNICD_MAX_ALLOW 64
+
+static const char usage[] =
+	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
+	"              [--stats PATH]\n"
+	"\n"
+	"Serve one NVMe over Fabrics subsystem over NVMe/TCP.\n"
+	"\n"
+	"  --listen ADDR:PORT  address to listen on (default " ERNICD_DEFAULT_ADDR ":" ERNICD_DEFAULT_PORT
+	"; IPv6 as [ADDR]:PORT)\n"
+	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
+	"  --backend STR       a namespace, nvmeof:size=8G,bs=4096[,file=PATH][,queues=N]...; repeat\n"
+	"                      for more namespaces (the first sets queues and queue_size).\n"
+	"                      Default: $ERNIC_BACKEND, else nvmeof:size=1G,bs=4096 in RAM\n"
+	"  --allow-host NQN    accept Connect only from these host NQNs (repeat); default any host\n"
+	"  --stats PATH        also write the counters JSON to PATH on SIGUSR1 and at exit\n"
+	"  --help              this text\n"
+	"\n"
+	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
+	"stops accepting, lets in-flight commands finish, closes every connection, flushes\n"
+	"the namespaces, prints the counters and exits (0, or 1 if a flush failed).\n"
+	"Bad arguments exit 2.\n";
+
+struct ernicd_opts {
+	char addr[INET6_ADDRSTRLEN];
+	char port[8];
+	const char *nqn;
+	const char *backends[ERNIC_MAX_NS];
+	unsigned int nr_backends;
+	const char *allow[ERNICD_MAX_ALLOW + 1];
+	unsigned int nr_allow;
+	const char *stats;
+};
+
+static void __attribute__((noreturn)) bad_arg(const char *opt, const char *value, const char *why)
+{
+	fprintf(stderr, "%s: bad %s value '%s'%s%s\n", ERNICD, opt, value, why ? ": " : "", why ? why : "");
+	exit(2);
+}
+
+/* ADDR:PORT, [ADDR]:PORT for IPv6; numeric only, as a discovery log entry carries it. */
+static void parse_listen(const char *arg, struct ernicd_opts *o)
+{
+	const char *colon = strrchr(arg, ':');
+	const char *a = arg;
+	size_t alen;
+	unsigned char bin[sizeof(struct in6_addr)];
+	char *end;
+	long port;
+
+	if (!colon || colon == arg)
+		bad_arg("--listen", arg, "expected ADDR:PORT");
+	alen = (size_t)(colon - arg);
+	if (arg[0] == '[') {
+		if (colon[-1] != ']')
+			bad_arg("--listen", arg, "expected [ADDR]:PORT");
+		a++;
+		alen -= 2;
+	}
+	if (alen == 0 || alen >= sizeof(o->addr))
+		bad_arg("--listen", arg, "bad address");
+	memcpy(o->addr, a, alen);
+	o->addr[alen] = '\0';
+	if (inet_pton(AF_INET, o->addr, bin) != 1 && inet_pton(AF_INET6, o->addr, bin) != 1)
+		bad_arg("--listen", arg, "not a numeric IPv4 or IPv6 address");
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (errno || !colon[1] || *end || port < 1 || port > 65535)
+		bad_arg("--listen", arg, "port must be 1..65535");
+	snprintf(o->port, sizeof(o->port), "%ld", port);
+}
+
+static void parse_args(int argc, char **argv, struct ernicd_opts *o)
+{
+	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h' };
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "nqn", required_argument, NULL, OPT_NQN },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "allow-host", required_argument, NULL, OPT_ALLOW },
+		{ "stats", required_argument, NULL, OPT_STATS },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	snprintf(o->addr, sizeof(o->addr), "%s", ERNICD_DEFAULT_ADDR);
+	snprintf(o->port, sizeof(o->port), "%s", ERNICD_DEFAULT_PORT);
+	o->nqn = ERNIC_DEFAULT_SUBNQN;
+	/* getopt's own messages take two lines and no value: report here instead. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			parse_listen(optarg, o);
+			break;
+		case OPT_NQN:
+			/* An NQN is at most 223 bytes (Base 4.5) and must fit the 256-byte field. */
+			if (!optarg[0] || strlen(optarg) > 223)
+				bad_arg("--nqn", optarg, "must be 1..223 characters");
+			o->nqn = optarg;
+			break;
+		case OPT_BACKEND:
+			if (o->nr_backends == ERNIC_MAX_NS)
+				bad_arg("--backend", optarg, "too many namespaces");
+			o->backends[o->nr_backends++] = optarg;
+			break;
+		case OPT_ALLOW:
+			if (!optarg[0] || strlen(optarg) > 223)
+				bad_arg("--allow-host", optarg, "must be 1..223 characters");
+			if (o->nr_allow == ERNICD_MAX_ALLOW)
+				bad_arg("--allow-host", optarg, "too many hosts");
+			o->allow[o->nr_allow++] = optarg;
+			break;
+		case OPT_STATS:
+			if (!optarg[0])
+				bad_arg("--stats", optarg, "empty path");
+			o->stats = optarg;
+			break;
+		case OPT_HELP:
+			fputs(usage, stdout);
+			exit(0);
+		case ':':
+			fprintf(stderr, "%s: option '%s' needs a value\n", ERNICD, argv[optind - 1]);
+			exit(2);
+		default:
+			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", ERNICD, argv[optind - 1]);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", ERNICD, argv[optind]);
+		exit(2);
+	}
+}
+
+static void print_counters(struct ernic_target *tgt, const char *stats_path)
+{
+	static struct ernic_counters c;
+	size_t len = 64 * 1024;
+	char *buf = NULL;
+	int n = -ENOSPC;
+
+	ernic_target_counters(tgt, &c);
+	while (n == -ENOSPC && len <= 16u << 20) {
+		free(buf);
+		buf = malloc(len);
+		if (!buf)
+			break;
+		n = ernic_counters_json(&c, buf, len);
+		len *= 4;
+	}
+	if (!buf || n < 0) {
+		fprintf(stderr, "%s: cannot format the counters\n", ERNICD);
+		free(buf);
+		return;
+	}
+	fprintf(stderr, "%s\n", buf);
+	fflush(stderr);
+	if (stats_path) {
+		/* Write then rename, so a reader never sees half a file. */
+		char tmp[4096];
+		FILE *f;
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", stats_path);
+		f = fopen(tmp, "w");
+		if (!f || fprintf(f, "%s\n", buf) < 0 || fclose(f) || rename(tmp, stats_path)) {
+			fprintf(stderr, "%s: cannot write %s: %s\n", ERNICD, stats_path, strerror(errno));
+			if (f)
+				unlink(tmp);
+		}
+	}
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	static struct ernic_backend_cfg cfgs[ERNIC_MAX_NS];
+	struct ernicd_opts o = { 0 };
+	struct ernic_target_opts topts = { .start_pollers = false };
+	struct ernic_tcp_port_opts popts = { .log = stderr, .ident = ERNICD };
+	struct ernic_target *tgt = NULL;
+	struct ernic_tcp_port *port = NULL;
+	const char *env = getenv("ERNIC_BACKEND");
+	char err[ERNIC_ERRLEN], desc[512];
+	sigset_t sigs;
+	int rc, sig, status = 0;
+
+	parse_args(argc, argv, &o);
+
+	/* --backend wins over $ERNIC_BACKEND, which wins over the built-in default. */
+	if (!o.nr_backends && env && env[0])
+		o.backends[o.nr_backends++] = env;
+	for (unsigned int i = 0; i < o.nr_backends; i++) {
+		if (ernic_backend_parse(o.backends[i], &cfgs[i], err, sizeof(err)))
+			bad_arg(o.backends[i] == env ? "ERNIC_BACKEND" : "--backend", o.backends[i], err);
+	}
+	if (!o.nr_backends)
+		ernic_backend_cfg_init(&cfgs[0]);
+
+	/* Before any thread exists, so every thread inherits the mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	topts.subnqn = o.nqn;
+	topts.allow_hosts = o.nr_allow ? o.allow : NULL;
+	rc = ernic_target_create(&cfgs[0], &topts, &tgt, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", ERNICD, err);
+		return rc == -EINVAL ? 2 : 1;
+	}
+	for (unsigned int i = 1; i < o.nr_backends; i++) {
+		rc = ernic_target_add_ns(tgt, &cfgs[i], err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "%s: --backend '%s': %s\n", ERNICD, o.backends[i], err);
+			ernic_target_destroy(tgt);
+			return rc == -EINVAL ? 2 : 1;
+		}
+	}
+
+	rc = ernic_tcp_port_create(tgt, &popts, &port);
+	if (!rc)
+		rc = ernic_tcp_port_listen(port, o.addr, o.port, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "cannot create the port: %s", strerror(-rc));
+	if (!rc) {
+		rc = ernic_tcp_port_start(port);
+		if (rc)
+			snprintf(err, sizeof(err), "cannot start the accept thread: %s", strerror(-rc));
+	}
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", ERNICD, err);
+		ernic_tcp_port_destroy(port);
+		ernic_target_destroy(tgt);
+		return 1;
+	}
+	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
+	fprintf(stderr, "%s: listening on %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s\n", ERNICD,
+		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", ernic_tcp_port_number(port),
+		o.nqn, ernic_target_nr_ns(tgt), desc, o.nr_allow ? "allow-listed hosts only" : "any host");
+	fflush(stderr);
+
+	for (;;) {
+		if (sigwait(&sigs, &sig))
+			continue;
+		if (sig == SIGUSR1) {
+			print_counters(tgt, o.stats);
+			continue;
+		}
+		break;
+	}
+
+	fprintf(stderr, "%s: %s: stopping\n", ERNICD, strsignal(sig));
+	ernic_tcp_port_stop(port, ERNICD_STOP_GRACE_MS);
+	rc = ernic_target_flush(tgt);
+	if (rc) {
+		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
+		status = 1;
+	}
+	print_counters(tgt, o.stats);
+	ernic_tcp_port_destroy(port);
+	ernic_target_destroy(tgt);
+	fprintf(stderr, "%s: stopped\n", ERNICD);
+	return status;
+}

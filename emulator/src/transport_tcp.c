@@ -1,0 +1,1151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transport_tcp.c - NVMe/TCP (TCP Transport Binding 1.0) over the controller
+ * core.
+ *
+ * One connection is one NVMe queue, served by one thread with blocking I/O.
+ * The thread reads a PDU, and for a CapsuleCmd builds a struct ernic_req and
+ * hands it to ernic_req_exec(), exactly as the in-process transport does. The
+ * only thing this file adds is moving data:
+ *
+ *  - host to controller: in-capsule data (SGL Data Block, offset subtype) is
+ *    read with the capsule; otherwise (Transport SGL Data Block) the command
+ *    waits in NEED_DATA while an R2T solicits the data as H2CData PDUs, and is
+ *    executed once the last one arrived. Other capsules keep being served in
+ *    the meantime.
+ *  - controller to host: map_data hands the core a per-request buffer that is
+ *    then sent as C2HData PDUs, the last one carrying SUCCESS instead of a
+ *    CapsuleResp when the host disabled SQ flow control.
+ *
+ * Sends are serialised by the connection's lock because a held AER completes
+ * from whichever thread raised the event. The lock is never held while calling
+ * into the core, which may call back into tcp_complete().
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "transport_tcp.h"
+
+#define TCP_IC_HLEN ((uint8_t)sizeof(struct nvme_tcp_icreq_pdu))
+#define TCP_CMD_HLEN ((uint8_t)sizeof(struct nvme_tcp_cmd_pdu))
+#define TCP_DATA_HLEN ((uint8_t)sizeof(struct nvme_tcp_data_pdu))
+#define TCP_RSP_HLEN ((uint8_t)sizeof(struct nvme_tcp_rsp_pdu))
+#define TCP_TERM_HLEN ((uint8_t)sizeof(struct nvme_tcp_term_pdu))
+#define TCP_R2T_HLEN ((uint8_t)sizeof(struct nvme_tcp_r2t_pdu))
+#define TCP_MAX_HLEN (TCP_IC_HLEN + NVME_TCP_DIGEST_LEN)
+/* PDO is 8 bits, so padding before data never exceeds this. */
+#define TCP_MAX_PAD 256
+/* A command's data buffer: one MDTS transfer, or the largest in-capsule data. */
+#define TCP_REQ_BUF_SIZE MAX(ERNIC_MAX_XFER, ERNIC_TCP_IN_CAPSULE_DATA)
+/* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
+#define TCP_CONNECT_CATTR_DISABLE_SQFLOW (1u << 2)
+/* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
+#define TCP_SEND_TIMEOUT_S 10
+/* After a C2HTermReq, how long the host gets to read it and close. */
+#define TCP_TERM_LINGER_MS 1000
+
+#define TCP_HDR_FEI(field) ((uint32_t)offsetof(struct nvme_tcp_hdr, field))
+
+enum tcp_req_state {
+	TCP_REQ_FREE,
+	TCP_REQ_NEED_DATA, /* R2T sent, H2CData arriving */
+	TCP_REQ_EXECUTING, /* in the core, or held there (AER) */
+};
+
+struct tcp_conn;
+
+struct tcp_req {
+	struct ernic_req req;
+	struct tcp_conn *conn;
+	enum tcp_req_state state;
+	uint8_t *buf;	   /* TCP_REQ_BUF_SIZE bytes, allocated on first use and kept */
+	uint32_t h2c_len;  /* host to controller bytes held in buf */
+	uint32_t r2t_len;  /* bytes the R2T solicited */
+	uint32_t h2c_rcvd; /* of which arrived */
+	uint32_t c2h_len;  /* controller to host bytes to send from buf */
+	void *h2c_map;	   /* what map_data returned for host to controller data */
+	struct tcp_req *next_free;
+};
+
+struct tcp_conn {
+	struct ernic_tcp_port *port;
+	struct ernic_sq sq;
+	int fd;
+	pthread_t thread;
+	char peer[INET6_ADDRSTRLEN + 8];
+
+	/* Negotiated by ICReq/ICResp */
+	bool ic_done;
+	bool hdgst;
+	bool ddgst;
+	uint32_t c2h_align; /* (HPDA + 1) * 4 */
+
+	/* Set by a successful Connect (the connection thread only) */
+	bool connected;
+	uint16_t qid;
+	uint16_t cntlid;
+	char hostnqn[NVMF_NQN_SIZE];
+
+	pthread_mutex_t lock; /* sends, the free list, @dead, @sqflow_disabled */
+	bool dead;	      /* the socket is going away: sends are dropped */
+	bool sqflow_disabled;
+	struct tcp_req *reqs;
+	uint32_t nr_reqs;
+	struct tcp_req *free_reqs;
+
+	/* Receive side: the connection thread only */
+	uint32_t nr_need_data;
+	uint64_t next_check_ns;
+	uint8_t hdr[TCP_MAX_HLEN];
+	uint32_t hdr_len; /* header bytes held, for the C2HTermReq copy */
+	uint8_t scratch[TCP_MAX_PAD];
+
+	struct tcp_conn *next; /* port's list */
+};
+
+struct ernic_tcp_port {
+	struct ernic_target *tgt;
+	FILE *log;
+	char ident[64];
+	uint32_t maxh2cdata;
+	int listen_fd;
+	uint16_t portnum;
+	pthread_t accept_thread;
+	bool accepting;
+	atomic_bool stopping;
+	_Atomic uint64_t stop_deadline_ns;
+
+	pthread_mutex_t lock; /* the lists below */
+	pthread_cond_t cond;
+	struct tcp_conn *conns;
+	struct tcp_conn *zombies; /* finished threads, to join */
+	unsigned int nr_conns;
+};
+
+static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
+static void tcp_complete(struct ernic_req *req);
+
+static const struct ernic_transport_ops tcp_ops = {
+	.name = "tcp",
+	.trtype = NVMF_TRTYPE_TCP,
+	.map_data = tcp_map_data,
+	.complete = tcp_complete,
+	.in_capsule_data_size = ERNIC_TCP_IN_CAPSULE_DATA,
+};
+
+static void tcp_log(struct ernic_tcp_port *port, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void tcp_log(struct ernic_tcp_port *port, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!port->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One fprintf per line, so lines of concurrent connections never mix. */
+	fprintf(port->log, "%s: %s\n", port->ident, line);
+	fflush(port->log);
+}
+
+static inline uint32_t tcp_align(uint32_t v, uint32_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* ----------------------------------------------------------------- sending */
+
+/* Send every byte of @iov; the caller holds conn->lock. */
+static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt)
+{
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+
+	if (conn->dead)
+		return -EPIPE;
+	while (msg.msg_iovlen) {
+		ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			/* The host is gone or stopped reading: wake the receiver too. */
+			conn->dead = true;
+			shutdown(conn->fd, SHUT_RDWR);
+			return -err;
+		}
+		while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
+			n -= (ssize_t)msg.msg_iov->iov_len;
+			msg.msg_iov++;
+			msg.msg_iovlen--;
+		}
+		if (msg.msg_iovlen) {
+			msg.msg_iov->iov_base = (uint8_t *)msg.msg_iov->iov_base + n;
+			msg.msg_iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Send a controller to host PDU: @hdr has its type and type-specific fields
+ * set; flags, hlen, pdo, plen and the digests negotiated are added here. Data,
+ * if any, starts at the host's HPDA alignment.
+ */
+static int tcp_send_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, const void *data, uint32_t datal)
+{
+	static const uint8_t zero_pad[TCP_MAX_PAD];
+	struct nvme_tcp_hdr *ch = hdr;
+	uint32_t hd = conn->hdgst ? NVME_TCP_DIGEST_LEN : 0;
+	uint32_t dd = conn->ddgst && datal ? NVME_TCP_DIGEST_LEN : 0;
+	uint32_t pdo = datal ? tcp_align(hlen + hd, conn->c2h_align) : 0;
+	uint32_t hdgst, ddgst;
+	struct iovec iov[5];
+	int n = 0;
+
+	if (hd)
+		ch->flags |= NVME_TCP_F_HDGST;
+	if (dd)
+		ch->flags |= NVME_TCP_F_DDGST;
+	ch->hlen = hlen;
+	ch->pdo = (uint8_t)pdo;
+	ch->plen = datal ? pdo + datal + dd : hlen + hd;
+
+	iov[n++] = (struct iovec){ hdr, hlen };
+	if (hd) {
+		hdgst = ernic_crc32c(0, hdr, hlen);
+		iov[n++] = (struct iovec){ &hdgst, sizeof(hdgst) };
+	}
+	if (datal) {
+		if (pdo > hlen + hd)
+			iov[n++] = (struct iovec){ (void *)zero_pad, pdo - hlen - hd };
+		iov[n++] = (struct iovec){ (void *)data, datal };
+	}
+	if (dd) {
+		ddgst = ernic_crc32c(0, data, datal);
+		iov[n++] = (struct iovec){ &ddgst, sizeof(ddgst) };
+	}
+	return tcp_sendv_locked(conn, iov, n);
+}
+
+static int tcp_send_rsp_locked(struct tcp_conn *conn, const struct nvme_cqe *cqe)
+{
+	struct nvme_tcp_rsp_pdu rsp = { .hdr.type = NVME_TCP_RSP, .cqe = *cqe };
+
+	return tcp_send_pdu_locked(conn, &rsp, TCP_RSP_HLEN, NULL, 0);
+}
+
+/* C2HData in MAXH2CDATA-sized PDUs; the last one says LAST, and SUCCESS if @success. */
+static int tcp_send_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, bool success)
+{
+	uint32_t chunk = conn->port->maxh2cdata;
+	int rc = 0;
+
+	for (uint32_t off = 0; off < treq->c2h_len && !rc; off += chunk) {
+		struct nvme_tcp_data_pdu pdu = {
+			.hdr.type = NVME_TCP_C2H_DATA,
+			.cccid = treq->req.sqe.cid,
+			.datao = off,
+			.datal = MIN(chunk, treq->c2h_len - off),
+		};
+
+		if (off + pdu.datal == treq->c2h_len)
+			pdu.hdr.flags = NVME_TCP_F_DATA_LAST | (success ? NVME_TCP_F_DATA_SUCCESS : 0);
+		rc = tcp_send_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->buf + off, pdu.datal);
+	}
+	return rc;
+}
+
+static int tcp_send_r2t(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	struct nvme_tcp_r2t_pdu r2t = {
+		.hdr.type = NVME_TCP_R2T,
+		.cccid = treq->req.sqe.cid,
+		.ttag = (uint16_t)(treq - conn->reqs),
+		.r2to = 0,
+		.r2tl = treq->r2t_len,
+	};
+	int rc;
+
+	pthread_mutex_lock(&conn->lock);
+	rc = tcp_send_pdu_locked(conn, &r2t, TCP_R2T_HLEN, NULL, 0);
+	pthread_mutex_unlock(&conn->lock);
+	return rc;
+}
+
+/*
+ * A fatal transport error (TCP 3.6.2.x, 7.4.x): send a C2HTermReq with the
+ * offending PDU header and have the caller close the connection. TermReq PDUs
+ * never carry digests.
+ */
+static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
+{
+	const struct nvme_tcp_hdr *bad = (const void *)conn->hdr;
+	uint32_t copy = MIN(conn->hdr_len, (uint32_t)NVME_TCP_TERM_MAX_ERRHDR);
+	struct nvme_tcp_term_pdu term = {
+		.hdr = {
+			.type = NVME_TCP_C2H_TERM,
+			.hlen = TCP_TERM_HLEN,
+			.plen = TCP_TERM_HLEN + copy,
+		},
+		.fes = (uint16_t)fes,
+		.fei = fei,
+	};
+	struct iovec iov[2] = { { &term, sizeof(term) }, { conn->hdr, copy } };
+
+	tcp_log(conn->port, "peer %s qid %u: fatal transport error, pdu type 0x%02x: fes 0x%x fei 0x%x", conn->peer,
+		conn->qid, conn->hdr_len ? bad->type : 0, fes, fei);
+	pthread_mutex_lock(&conn->lock);
+	tcp_sendv_locked(conn, iov, copy ? 2 : 1);
+	pthread_mutex_unlock(&conn->lock);
+	return -EPROTO;
+}
+
+/* --------------------------------------------------------------- requests */
+
+static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
+{
+	struct tcp_req *treq;
+
+	pthread_mutex_lock(&conn->lock);
+	treq = conn->free_reqs;
+	if (treq)
+		conn->free_reqs = treq->next_free;
+	pthread_mutex_unlock(&conn->lock);
+	if (!treq)
+		return NULL;
+	if (!treq->buf) {
+		treq->buf = malloc(TCP_REQ_BUF_SIZE);
+		if (!treq->buf) {
+			pthread_mutex_lock(&conn->lock);
+			treq->next_free = conn->free_reqs;
+			conn->free_reqs = treq;
+			pthread_mutex_unlock(&conn->lock);
+			return NULL;
+		}
+	}
+	memset(&treq->req, 0, sizeof(treq->req));
+	treq->req.sq = &conn->sq;
+	treq->req.transport_ctx = treq;
+	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = 0;
+	treq->h2c_map = NULL;
+	return treq;
+}
+
+/* LIFO, so a lightly loaded queue keeps reusing the same few buffers. */
+static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	treq->state = TCP_REQ_FREE;
+	treq->next_free = conn->free_reqs;
+	conn->free_reqs = treq;
+}
+
+/* Data direction of a command: the opcode's bits 1:0, a Fabrics command's fctype's. */
+static enum nvme_data_dir tcp_cmd_data_dir(const struct nvme_sqe *sqe)
+{
+	if (sqe->opc == NVME_FABRICS_COMMAND)
+		return NVME_OPC_DATA_DIR(((const struct nvmf_fabrics_cmd *)sqe)->fctype);
+	return NVME_OPC_DATA_DIR(sqe->opc);
+}
+
+/*
+ * NVMe/TCP data descriptors (TCP 3.3.x): SGL Data Block, offset subtype, for
+ * in-capsule data; Transport SGL Data Block, transport subtype (0xA), for data
+ * moved by R2T/H2CData or C2HData. Anything else was never going to arrive.
+ */
+static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
+{
+	struct tcp_req *treq = req->transport_ctx;
+	const struct nvme_sgl_desc *sgl = &req->sqe.dptr;
+	uint32_t sgl_len = sgl->unkeyed.length;
+
+	switch (NVME_SGL_ID_TYPE(sgl->id)) {
+	case NVME_SGL_TYPE_DATA_BLOCK:
+		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_OFFSET)
+			return NVME_SC_SGL_INVALID_SUBTYPE;
+		/* In-capsule data only ever flows host to controller. */
+		if (dir != NVME_DATA_HOST_TO_CTRL)
+			return NVME_SC_INVALID_FIELD;
+		if (sgl->addr > treq->h2c_len || sgl_len > treq->h2c_len - sgl->addr)
+			return NVME_SC_SGL_INVALID_OFFSET;
+		if (len > sgl_len)
+			return NVME_SC_SGL_INVALID_DATA_LEN;
+		*buf = treq->h2c_map = treq->buf + sgl->addr;
+		return NVME_SC_SUCCESS;
+	case NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK:
+		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_TRANSPORT)
+			return NVME_SC_SGL_INVALID_SUBTYPE;
+		if (len > sgl_len || len > TCP_REQ_BUF_SIZE)
+			return NVME_SC_SGL_INVALID_DATA_LEN;
+		if (dir == NVME_DATA_HOST_TO_CTRL) {
+			/* Solicited before exec; less only when the SGL was too long to solicit. */
+			if (treq->h2c_len < len)
+				return NVME_SC_SGL_INVALID_DATA_LEN;
+			*buf = treq->h2c_map = treq->buf;
+			return NVME_SC_SUCCESS;
+		}
+		if (dir != NVME_DATA_CTRL_TO_HOST)
+			return NVME_SC_INVALID_FIELD;
+		treq->c2h_len = len;
+		*buf = treq->buf;
+		return NVME_SC_SUCCESS;
+	default:
+		return NVME_SC_SGL_INVALID_TYPE;
+	}
+}
+
+/*
+ * Post a command's completion: C2HData first when it succeeded with data for
+ * the host, then the CapsuleResp unless the last C2HData said SUCCESS, which
+ * TCP 3.6.2.x allows only with SQ flow control disabled (no SQHD to report).
+ * Runs on the connection thread, or on any thread for a held AER.
+ */
+static void tcp_complete(struct ernic_req *req)
+{
+	struct tcp_req *treq = req->transport_ctx;
+	struct tcp_conn *conn = treq->conn;
+	bool ok = ((req->cqe.status >> 1) & 0x7FF) == 0;
+	bool data = ok && treq->c2h_len;
+
+	pthread_mutex_lock(&conn->lock);
+	if (data)
+		tcp_send_c2h_data_locked(conn, treq, conn->sqflow_disabled);
+	if (!data || !conn->sqflow_disabled)
+		tcp_send_rsp_locked(conn, &req->cqe);
+	tcp_req_put_locked(conn, treq);
+	pthread_mutex_unlock(&conn->lock);
+}
+
+static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&treq->req.sqe;
+	const struct nvmf_connect_data *data = treq->h2c_map;
+
+	if ((treq->req.cqe.status >> 1) & 0x7FF)
+		return;
+	conn->connected = true;
+	conn->qid = cmd->qid;
+	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
+	if (data) {
+		memcpy(conn->hostnqn, data->hostnqn, sizeof(conn->hostnqn) - 1);
+		conn->hostnqn[sizeof(conn->hostnqn) - 1] = '\0';
+	}
+	pthread_mutex_lock(&conn->lock);
+	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
+	pthread_mutex_unlock(&conn->lock);
+	tcp_log(conn->port, "connect host %s qid %u cntlid %u peer %s%s", conn->hostnqn, conn->qid, conn->cntlid,
+		conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
+}
+
+static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&treq->req.sqe;
+	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
+
+	/* Set before exec: a held request may complete on another thread before exec returns. */
+	treq->state = TCP_REQ_EXECUTING;
+	if (ernic_req_exec(&treq->req) == ERNIC_EXEC_HELD)
+		return 0;
+	if (connect)
+		tcp_conn_connected(conn, treq);
+	tcp_complete(&treq->req);
+	return 0;
+}
+
+/* -------------------------------------------------------------- receiving */
+
+/*
+ * Periodic work of a connection thread: the target's keep-alive timers, and
+ * whether this connection should close (its controller failed, or the port
+ * is stopping and no command is waiting for data).
+ */
+static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
+{
+	struct ernic_tcp_port *port = conn->port;
+	uint64_t now = ernic_now_ns();
+
+	conn->next_check_ns = now + ERNIC_TCP_POLL_MS * 1000000ull;
+	ernic_target_check_keep_alive(port->tgt);
+	if (ernic_sq_ctrlr_fatal(&conn->sq))
+		return -ETIMEDOUT;
+	if (atomic_load(&port->stopping)) {
+		if (at_boundary && !conn->nr_need_data)
+			return -ESHUTDOWN;
+		if (now >= atomic_load(&port->stop_deadline_ns))
+			return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+/*
+ * Read exactly @len bytes. @boundary: this starts a PDU, where a stopping
+ * port may close the connection. Returns 0, -ECONNRESET at end of stream, or
+ * what tcp_conn_check() decided.
+ */
+static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boundary)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+	int rc;
+
+	while (got < len) {
+		ssize_t n = recv(conn->fd, p + got, len - got, MSG_DONTWAIT);
+
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+
+		struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, ERNIC_TCP_POLL_MS) == 0 || ernic_now_ns() >= conn->next_check_ns) {
+			rc = tcp_conn_check(conn, boundary && got == 0);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Skip @pad bytes, read @datal bytes of data into @dst, check the data digest. */
+static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint32_t datal)
+{
+	uint32_t rcvd;
+	int rc;
+
+	if (pad) {
+		rc = tcp_recv_full(conn, conn->scratch, pad, false);
+		if (rc)
+			return rc;
+	}
+	rc = tcp_recv_full(conn, dst, datal, false);
+	if (rc || !conn->ddgst)
+		return rc;
+	rc = tcp_recv_full(conn, &rcvd, sizeof(rcvd), false);
+	if (rc)
+		return rc;
+	/*
+	 * TCP 1.0 defines no FES for a data digest error; like Linux nvmet this
+	 * treats it as fatal, reported with the digest error FES and the digest
+	 * received.
+	 */
+	if (rcvd != ernic_crc32c(0, dst, datal))
+		return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
+	return 0;
+}
+
+/*
+ * PDO and PLEN of a CapsuleCmd or H2CData (TCP 3.6.1): data, if any, starts at
+ * PDO (at or after the header and its digest; CPDA 0 asks no alignment) and
+ * runs to PLEN less the data digest.
+ */
+static int tcp_check_data_layout(struct tcp_conn *conn, bool may_be_empty, uint32_t *datal, uint32_t *pad)
+{
+	const struct nvme_tcp_hdr *ch = (const void *)conn->hdr;
+	uint32_t hd = conn->hdgst ? NVME_TCP_DIGEST_LEN : 0;
+	uint32_t dd = conn->ddgst ? NVME_TCP_DIGEST_LEN : 0;
+
+	*datal = *pad = 0;
+	if (ch->pdo == 0) {
+		if (!may_be_empty)
+			return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(pdo));
+		if (ch->plen != ch->hlen + hd)
+			return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(plen));
+		if (ch->flags & NVME_TCP_F_DDGST)
+			return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(flags));
+		return 0;
+	}
+	if (ch->pdo < ch->hlen + hd)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(pdo));
+	if (ch->plen <= ch->pdo + dd)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(plen));
+	if (!!(ch->flags & NVME_TCP_F_DDGST) != conn->ddgst)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(flags));
+	*datal = ch->plen - ch->pdo - dd;
+	*pad = ch->pdo - ch->hlen - hd;
+	return 0;
+}
+
+static int tcp_handle_icreq(struct tcp_conn *conn)
+{
+	const struct nvme_tcp_icreq_pdu *icreq = (const void *)conn->hdr;
+	struct nvme_tcp_icresp_pdu icresp = {
+		.hdr = {
+			.type = NVME_TCP_ICRESP,
+			.hlen = TCP_IC_HLEN,
+			.plen = TCP_IC_HLEN,
+		},
+		.pfv = NVME_TCP_PFV_1_0,
+		.cpda = 0,
+		.maxdata = conn->port->maxh2cdata,
+	};
+	struct iovec iov = { &icresp, sizeof(icresp) };
+	int rc;
+
+	if (conn->ic_done)
+		return tcp_fatal(conn, NVME_TCP_FES_PDU_SEQ_ERR, 0);
+	if (icreq->hdr.pdo != 0)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(pdo));
+	if (icreq->hdr.plen != TCP_IC_HLEN)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(plen));
+	if (icreq->pfv != NVME_TCP_PFV_1_0)
+		return tcp_fatal(conn, NVME_TCP_FES_UNSUPPORTED_PARAM, offsetof(struct nvme_tcp_icreq_pdu, pfv));
+	/* HPDA is 0..31, in dwords, 0's based (TCP 3.6.2.2). */
+	if (icreq->hpda > 31)
+		return tcp_fatal(conn, NVME_TCP_FES_UNSUPPORTED_PARAM, offsetof(struct nvme_tcp_icreq_pdu, hpda));
+
+	/* Both digests are supported, so the host gets exactly what it asked for. */
+	conn->hdgst = icreq->digest & NVME_TCP_HDR_DIGEST_ENABLE;
+	conn->ddgst = icreq->digest & NVME_TCP_DATA_DIGEST_ENABLE;
+	conn->c2h_align = (icreq->hpda + 1u) * 4;
+	icresp.digest = icreq->digest & (NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE);
+
+	/* ICResp never carries digests, whatever was negotiated. */
+	pthread_mutex_lock(&conn->lock);
+	rc = tcp_sendv_locked(conn, &iov, 1);
+	pthread_mutex_unlock(&conn->lock);
+	conn->ic_done = true;
+	return rc;
+}
+
+/* Complete a command the queue has no room for, without the core. */
+static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uint32_t pad, uint32_t datal)
+{
+	struct tcp_req tmp = { .conn = conn };
+	int rc;
+
+	/* The in-capsule data still has to be read past (and its digest checked). */
+	for (uint32_t left = datal; left;) {
+		uint32_t n = MIN(left, (uint32_t)sizeof(conn->scratch));
+
+		rc = tcp_recv_full(conn, conn->scratch, pad, false);
+		if (rc)
+			return rc;
+		pad = 0;
+		rc = tcp_recv_full(conn, conn->scratch, n, false);
+		if (rc)
+			return rc;
+		left -= n;
+	}
+	if (datal && conn->ddgst) {
+		rc = tcp_recv_full(conn, conn->scratch, NVME_TCP_DIGEST_LEN, false);
+		if (rc)
+			return rc;
+	}
+	tmp.req.sqe = *sqe;
+	tmp.req.sq = &conn->sq;
+	ernic_req_set_status(&tmp.req, NVME_SC_INTERNAL);
+	tmp.req.cqe.sqhd = conn->sq.sqhd;
+	pthread_mutex_lock(&conn->lock);
+	rc = tcp_send_rsp_locked(conn, &tmp.req.cqe);
+	pthread_mutex_unlock(&conn->lock);
+	return rc;
+}
+
+static int tcp_handle_cmd(struct tcp_conn *conn)
+{
+	const struct nvme_tcp_cmd_pdu *pdu = (const void *)conn->hdr;
+	const struct nvme_sgl_desc *sgl = &pdu->cmd.dptr;
+	struct tcp_req *treq;
+	uint32_t datal, pad;
+	int rc;
+
+	rc = tcp_check_data_layout(conn, true, &datal, &pad);
+	if (rc)
+		return rc;
+	if (datal > ERNIC_TCP_IN_CAPSULE_DATA)
+		return tcp_fatal(conn, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 0);
+
+	treq = tcp_req_get(conn);
+	if (!treq)
+		return tcp_reject_cmd(conn, &pdu->cmd, pad, datal);
+	treq->req.sqe = pdu->cmd;
+	if (datal) {
+		rc = tcp_recv_data(conn, treq->buf, pad, datal);
+		if (rc)
+			return rc;
+		treq->h2c_len = datal;
+	}
+
+	/* Host to controller data not in the capsule is solicited before exec. */
+	if (!datal && tcp_cmd_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
+	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
+	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE) {
+		treq->state = TCP_REQ_NEED_DATA;
+		treq->r2t_len = sgl->unkeyed.length;
+		conn->nr_need_data++;
+		return tcp_send_r2t(conn, treq);
+	}
+	return tcp_req_exec(conn, treq);
+}
+
+static int tcp_handle_h2c_data(struct tcp_conn *conn)
+{
+	const struct nvme_tcp_data_pdu *pdu = (const void *)conn->hdr;
+	struct tcp_req *treq;
+	uint32_t datal, pad;
+	bool last;
+	int rc;
+
+	rc = tcp_check_data_layout(conn, false, &datal, &pad);
+	if (rc)
+		return rc;
+	if (pdu->datal != datal)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_pdu, datal));
+	if (pdu->ttag >= conn->nr_reqs || conn->reqs[pdu->ttag].state != TCP_REQ_NEED_DATA)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_pdu, ttag));
+	treq = &conn->reqs[pdu->ttag];
+	if (pdu->cccid != treq->req.sqe.cid)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_pdu, cccid));
+	/* In order and inside what the R2T asked for (TCP 3.6.2.7). */
+	if (pdu->datao != treq->h2c_rcvd || (uint64_t)pdu->datao + datal > treq->r2t_len)
+		return tcp_fatal(conn, NVME_TCP_FES_DATA_OUT_OF_RANGE, 0);
+	if (datal > conn->port->maxh2cdata)
+		return tcp_fatal(conn, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 0);
+	last = pdu->datao + datal == treq->r2t_len;
+	if (!!(pdu->hdr.flags & NVME_TCP_F_DATA_LAST) != last)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(flags));
+
+	rc = tcp_recv_data(conn, treq->buf + pdu->datao, pad, datal);
+	if (rc)
+		return rc;
+	treq->h2c_rcvd += datal;
+	if (!last)
+		return 0;
+	treq->h2c_len = treq->r2t_len;
+	conn->nr_need_data--;
+	return tcp_req_exec(conn, treq);
+}
+
+static int tcp_handle_h2c_term(struct tcp_conn *conn)
+{
+	const struct nvme_tcp_term_pdu *term = (const void *)conn->hdr;
+
+	/* The host is closing: no C2HTermReq back (TCP 3.6.2.4). */
+	tcp_log(conn->port, "peer %s qid %u: host terminated the connection: fes 0x%x fei 0x%x", conn->peer,
+		conn->qid, term->fes, term->fei);
+	return -ECONNABORTED;
+}
+
+/* Receive one PDU and act on it. Non-zero closes the connection. */
+static int tcp_recv_pdu(struct tcp_conn *conn)
+{
+	const struct nvme_tcp_hdr *ch = (const void *)conn->hdr;
+	uint32_t hd = 0, hlen, rcvd;
+	int rc;
+
+	conn->hdr_len = 0;
+	if (ernic_now_ns() >= conn->next_check_ns) {
+		rc = tcp_conn_check(conn, true);
+		if (rc)
+			return rc;
+	}
+	rc = tcp_recv_full(conn, conn->hdr, sizeof(*ch), true);
+	if (rc)
+		return rc;
+	conn->hdr_len = sizeof(*ch);
+
+	switch (ch->type) {
+	case NVME_TCP_ICREQ:
+		hlen = TCP_IC_HLEN;
+		break;
+	case NVME_TCP_H2C_TERM:
+		hlen = TCP_TERM_HLEN;
+		break;
+	case NVME_TCP_CMD:
+		hlen = TCP_CMD_HLEN;
+		hd = conn->hdgst ? NVME_TCP_DIGEST_LEN : 0;
+		break;
+	case NVME_TCP_H2C_DATA:
+		hlen = TCP_DATA_HLEN;
+		hd = conn->hdgst ? NVME_TCP_DIGEST_LEN : 0;
+		break;
+	default:
+		/* Unknown, or a controller to host type. */
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(type));
+	}
+	if (ch->hlen != hlen)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(hlen));
+	rc = tcp_recv_full(conn, conn->hdr + sizeof(*ch), hlen - sizeof(*ch) + hd, false);
+	if (rc)
+		return rc;
+	conn->hdr_len = hlen;
+
+	if (ch->type == NVME_TCP_H2C_TERM)
+		return tcp_handle_h2c_term(conn);
+	if (ch->type == NVME_TCP_ICREQ)
+		return tcp_handle_icreq(conn);
+	/* Nothing but ICReq before the connection is initialised (TCP 3.3). */
+	if (!conn->ic_done)
+		return tcp_fatal(conn, NVME_TCP_FES_PDU_SEQ_ERR, 0);
+
+	if (!!(ch->flags & NVME_TCP_F_HDGST) != conn->hdgst)
+		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(flags));
+	if (hd) {
+		memcpy(&rcvd, conn->hdr + hlen, sizeof(rcvd));
+		if (rcvd != ernic_crc32c(0, conn->hdr, hlen))
+			return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
+	}
+	if (ch->type == NVME_TCP_CMD)
+		return tcp_handle_cmd(conn);
+	return tcp_handle_h2c_data(conn);
+}
+
+/* ------------------------------------------------------------- connections */
+
+static void tcp_conn_free(struct tcp_conn *conn)
+{
+	for (uint32_t i = 0; i < conn->nr_reqs; i++)
+		free(conn->reqs[i].buf);
+	free(conn->reqs);
+	pthread_mutex_destroy(&conn->lock);
+	free(conn);
+}
+
+/* After a C2HTermReq: let the host read it before the socket goes. */
+static void tcp_conn_linger(struct tcp_conn *conn)
+{
+	uint64_t end = ernic_now_ns() + TCP_TERM_LINGER_MS * 1000000ull;
+
+	/* FIN after the TermReq; reading on avoids a reset that could discard it. */
+	shutdown(conn->fd, SHUT_WR);
+	while (ernic_now_ns() < end) {
+		struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, ERNIC_TCP_POLL_MS) > 0 && recv(conn->fd, conn->scratch, sizeof(conn->scratch), 0) <= 0)
+			break;
+	}
+}
+
+static const char *tcp_close_reason(int rc)
+{
+	switch (rc) {
+	case -ECONNRESET:
+		return "host closed the connection";
+	case -ETIMEDOUT:
+		return "controller fatal (keep-alive timeout)";
+	case -ESHUTDOWN:
+		return "target shutting down";
+	case -EPROTO:
+		return "transport error";
+	case -ECONNABORTED:
+		return "host terminated the connection";
+	default:
+		return strerror(-rc);
+	}
+}
+
+static void tcp_conn_close(struct tcp_conn *conn, int reason)
+{
+	struct ernic_tcp_port *port = conn->port;
+
+	if (reason == -EPROTO)
+		tcp_conn_linger(conn);
+	pthread_mutex_lock(&conn->lock);
+	conn->dead = true;
+	pthread_mutex_unlock(&conn->lock);
+	/*
+	 * Detach from the controller. Held AERs complete through tcp_complete()
+	 * before this returns; with @dead set they only free their slots.
+	 */
+	ernic_sq_destroy(&conn->sq);
+	if (conn->connected)
+		tcp_log(port, "disconnect host %s qid %u cntlid %u peer %s: %s", conn->hostnqn, conn->qid,
+			conn->cntlid, conn->peer, tcp_close_reason(reason));
+	close(conn->fd);
+	conn->fd = -1;
+
+	pthread_mutex_lock(&port->lock);
+	for (struct tcp_conn **pp = &port->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == conn) {
+			*pp = conn->next;
+			break;
+		}
+	}
+	conn->next = port->zombies;
+	port->zombies = conn;
+	port->nr_conns--;
+	pthread_cond_broadcast(&port->cond);
+	pthread_mutex_unlock(&port->lock);
+}
+
+static void *tcp_conn_thread(void *arg)
+{
+	struct tcp_conn *conn = arg;
+	int rc;
+
+	do
+		rc = tcp_recv_pdu(conn);
+	while (!rc);
+	tcp_conn_close(conn, rc);
+	return NULL;
+}
+
+/* Join and free finished connection threads; the caller holds port->lock. */
+static void tcp_port_reap_locked(struct ernic_tcp_port *port)
+{
+	while (port->zombies) {
+		struct tcp_conn *conn = port->zombies;
+
+		port->zombies = conn->next;
+		pthread_join(conn->thread, NULL);
+		tcp_conn_free(conn);
+	}
+}
+
+static void tcp_peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char addr[INET6_ADDRSTRLEN];
+
+	snprintf(buf, len, "local");
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
+		return;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)&ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
+		snprintf(buf, len, "%s:%u", addr, ntohs(sin->sin_port));
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)&ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, addr, sizeof(addr));
+		snprintf(buf, len, "[%s]:%u", addr, ntohs(sin6->sin6_port));
+	}
+}
+
+int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
+{
+	const struct ernic_backend_cfg *cfg = ernic_target_cfg(port->tgt);
+	struct timeval snd_to = { .tv_sec = TCP_SEND_TIMEOUT_S };
+	struct tcp_conn *conn;
+	int rc;
+
+	conn = calloc(1, sizeof(*conn));
+	if (!conn) {
+		close(fd);
+		return -ENOMEM;
+	}
+	conn->port = port;
+	conn->fd = fd;
+	conn->c2h_align = 4;
+	pthread_mutex_init(&conn->lock, NULL);
+	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
+	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
+	conn->reqs = calloc(conn->nr_reqs, sizeof(*conn->reqs));
+	if (!conn->reqs) {
+		close(fd);
+		tcp_conn_free(conn);
+		return -ENOMEM;
+	}
+	for (uint32_t i = conn->nr_reqs; i-- > 0;) {
+		conn->reqs[i].conn = conn;
+		tcp_req_put_locked(conn, &conn->reqs[i]);
+	}
+	tcp_peer_name(fd, conn->peer, sizeof(conn->peer));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd_to, sizeof(snd_to));
+	ernic_sq_init(&conn->sq, port->tgt, &tcp_ops, conn);
+
+	/* The port lock covers pthread_create, so conn->thread is set before anyone joins it. */
+	pthread_mutex_lock(&port->lock);
+	tcp_port_reap_locked(port);
+	if (atomic_load(&port->stopping)) {
+		rc = -ESHUTDOWN;
+	} else {
+		rc = -pthread_create(&conn->thread, NULL, tcp_conn_thread, conn);
+		if (!rc) {
+			conn->next = port->conns;
+			port->conns = conn;
+			port->nr_conns++;
+		}
+	}
+	pthread_mutex_unlock(&port->lock);
+	if (rc) {
+		ernic_sq_destroy(&conn->sq);
+		close(fd);
+		tcp_conn_free(conn);
+	}
+	return rc;
+}
+
+/* -------------------------------------------------------------------- port */
+
+int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_opts *opts,
+			  struct ernic_tcp_port **out)
+{
+	struct ernic_tcp_port *port = calloc(1, sizeof(*port));
+	uint32_t maxh2cdata = opts && opts->maxh2cdata ? opts->maxh2cdata : ERNIC_TCP_MAXH2CDATA;
+
+	/* A Linux host refuses MAXH2CDATA below 4 KiB or not a multiple of 4. */
+	if (maxh2cdata < 4096 || maxh2cdata % 4) {
+		free(port);
+		return -EINVAL;
+	}
+	if (!port)
+		return -ENOMEM;
+	port->tgt = tgt;
+	port->log = opts ? opts->log : NULL;
+	snprintf(port->ident, sizeof(port->ident), "%s", opts && opts->ident ? opts->ident : "ernic-tcp");
+	port->maxh2cdata = maxh2cdata;
+	port->listen_fd = -1;
+	atomic_init(&port->stopping, false);
+	atomic_init(&port->stop_deadline_ns, 0);
+	pthread_mutex_init(&port->lock, NULL);
+	pthread_cond_init(&port->cond, NULL);
+	*out = port;
+	return 0;
+}
+
+int ernic_tcp_port_listen(struct ernic_tcp_port *port, const char *traddr, const char *trsvcid, char *err,
+			  size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct addrinfo *ai;
+	char svc[8];
+	int fd, one = 1, rc;
+
+	rc = getaddrinfo(traddr, trsvcid, &hints, &ai);
+	if (rc) {
+		snprintf(err, errlen, "cannot use address %s port %s: %s", traddr, trsvcid, gai_strerror(rc));
+		return -EINVAL;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		freeaddrinfo(ai);
+		snprintf(err, errlen, "socket: %s", strerror(-rc));
+		return rc;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
+		rc = -errno;
+		freeaddrinfo(ai);
+		close(fd);
+		snprintf(err, errlen, "cannot listen on %s port %s: %s", traddr, trsvcid, strerror(-rc));
+		return rc;
+	}
+	freeaddrinfo(ai);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	port->portnum = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						       : ((struct sockaddr_in *)&ss)->sin_port);
+	port->listen_fd = fd;
+	snprintf(svc, sizeof(svc), "%u", port->portnum);
+	/* What a discovery controller reached through this port reports. */
+	ernic_target_set_port(port->tgt, NVMF_TRTYPE_TCP, traddr, svc);
+	return 0;
+}
+
+uint16_t ernic_tcp_port_number(const struct ernic_tcp_port *port)
+{
+	return port->portnum;
+}
+
+static void *tcp_accept_thread(void *arg)
+{
+	struct ernic_tcp_port *port = arg;
+
+	while (!atomic_load(&port->stopping)) {
+		struct pollfd pfd = { .fd = port->listen_fd, .events = POLLIN };
+		int one = 1, fd;
+
+		/* Also the keep-alive clock for controllers whose queues are all idle. */
+		ernic_target_check_keep_alive(port->tgt);
+		pthread_mutex_lock(&port->lock);
+		tcp_port_reap_locked(port);
+		pthread_mutex_unlock(&port->lock);
+		if (poll(&pfd, 1, ERNIC_TCP_POLL_MS) <= 0)
+			continue;
+		fd = accept4(port->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			/* Out of descriptors: back off rather than spin on the pending connection. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
+				poll(NULL, 0, ERNIC_TCP_POLL_MS);
+			continue;
+		}
+		/* PDUs are small and latency bound: no Nagle delay. */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		ernic_tcp_serve_fd(port, fd);
+	}
+	return NULL;
+}
+
+int ernic_tcp_port_start(struct ernic_tcp_port *port)
+{
+	int rc;
+
+	if (port->listen_fd < 0 || port->accepting)
+		return -EINVAL;
+	rc = -pthread_create(&port->accept_thread, NULL, tcp_accept_thread, port);
+	if (!rc)
+		port->accepting = true;
+	return rc;
+}
+
+unsigned int ernic_tcp_port_nr_conns(struct ernic_tcp_port *port)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&port->lock);
+	n = port->nr_conns;
+	pthread_mutex_unlock(&port->lock);
+	return n;
+}
+
+void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms)
+{
+	if (!atomic_load(&port->stopping)) {
+		atomic_store(&port->stop_deadline_ns, ernic_now_ns() + grace_ms * 1000000ull);
+		atomic_store(&port->stopping, true);
+	}
+	if (port->accepting) {
+		pthread_join(port->accept_thread, NULL);
+		port->accepting = false;
+	}
+	if (port->listen_fd >= 0) {
+		close(port->listen_fd);
+		port->listen_fd = -1;
+	}
+	/* Connection threads notice within ERNIC_TCP_POLL_MS and close themselves. */
+	pthread_mutex_lock(&port->lock);
+	while (port->nr_conns)
+		pthread_cond_wait(&port->cond, &port->lock);
+	tcp_port_reap_locked(port);
+	pthread_mutex_unlock(&port->lock);
+}
+
+void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
+{
+	if (!port)
+		return;
+	ernic_tcp_port_stop(port, 1000);
+	pthread_cond_destroy(&port->cond);
+	pthread_mutex_destroy(&port->lock);
+	free(port);
+}

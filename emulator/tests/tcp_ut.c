@@ -1,0 +1,1050 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_ut.c - the NVMe/TCP transport, driven PDU by PDU over a socketpair (and
+ * once over a loopback TCP socket) by a small host written here, against the
+ * real controller core on a RAM namespace.
+ *
+ * Happy paths prove negotiation, every data path (in-capsule, R2T/H2CData,
+ * C2HData with and without SUCCESS), digests, held AERs and discovery; the
+ * bad-input tests prove each malformed PDU draws a C2HTermReq with the right
+ * FES, FEI and header copy, and then a close.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "target.h"
+#include "transport_tcp.h"
+#include "ut.h"
+
+#define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:7e1e1c8a-0b0d-4c55-9a4b-3f1f5a0c0001"
+#define SUBNQN "nqn.2026-11.io.ernic:tcp-ut"
+#define NS_SIZE (16u << 20)
+#define BS 4096u
+#define CC_ENABLE (NVME_CC_EN | 6u << NVME_CC_IOSQES_SHIFT | 4u << NVME_CC_IOCQES_SHIFT)
+#define SGL_ICD NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)
+#define SGL_TRANSPORT NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT)
+#define CATTR_DISABLE_SQFLOW (1u << 2)
+#define PDU_MAX (256u * 1024)
+
+/* ------------------------------------------------------------ a tiny host */
+
+struct th {
+	struct ernic_target *tgt;
+	struct ernic_tcp_port *port;
+	int fd;
+	bool hd, dd;
+	uint32_t maxh2cdata;
+	uint32_t h2c_chunk; /* H2CData PDU size the host uses (<= maxh2cdata) */
+	uint16_t cid;
+	uint16_t cntlid;
+	bool saw_success; /* the last command completed by a C2HData SUCCESS flag */
+	uint8_t pdu[PDU_MAX];
+};
+
+static struct th g_th;
+
+static struct ernic_target *tgt_create(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct ernic_target_opts opts = { .subnqn = SUBNQN, .start_pollers = false };
+	struct ernic_target *tgt = NULL;
+	char err[ERNIC_ERRLEN];
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_SIZE;
+	cfg.bs = BS;
+	cfg.queues = 4;
+	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
+		fprintf(stderr, "%s\n", err);
+	return tgt;
+}
+
+static void set_timeout(int fd)
+{
+	struct timeval tv = { .tv_sec = 5 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* A fresh connection on a socketpair, served by @port. */
+static int th_attach(struct th *th)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	th->fd = sv[0];
+	set_timeout(th->fd);
+	th->hd = th->dd = false;
+	th->cid = 0;
+	th->h2c_chunk = 4096;
+	return ernic_tcp_serve_fd(th->port, sv[1]);
+}
+
+static struct th *th_setup(uint32_t maxh2cdata)
+{
+	struct th *th = &g_th;
+	struct ernic_tcp_port_opts opts = { .maxh2cdata = maxh2cdata };
+
+	memset(th, 0, offsetof(struct th, pdu));
+	th->fd = -1;
+	th->tgt = tgt_create();
+	CU_ASSERT_FATAL(th->tgt != NULL);
+	CU_ASSERT_FATAL(ernic_tcp_port_create(th->tgt, &opts, &th->port) == 0);
+	th->maxh2cdata = maxh2cdata ? maxh2cdata : ERNIC_TCP_MAXH2CDATA;
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	return th;
+}
+
+static void th_teardown(struct th *th)
+{
+	if (th->fd >= 0)
+		close(th->fd);
+	th->fd = -1;
+	ernic_tcp_port_destroy(th->port);
+	ernic_target_destroy(th->tgt);
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Send a host PDU laid out as a Linux host does: data right after header and digest. */
+static void th_send_pdu(struct th *th, void *hdr, uint8_t hlen, const void *data, uint32_t datal)
+{
+	static uint8_t out[PDU_MAX + 256];
+	struct nvme_tcp_hdr *ch = hdr;
+	uint32_t hd = th->hd ? 4 : 0, dd = th->dd && datal ? 4 : 0, off;
+	uint32_t crc;
+
+	ch->flags |= (hd ? NVME_TCP_F_HDGST : 0) | (dd ? NVME_TCP_F_DDGST : 0);
+	ch->hlen = hlen;
+	ch->pdo = datal ? (uint8_t)(hlen + hd) : 0;
+	ch->plen = hlen + hd + datal + dd;
+	memcpy(out, hdr, hlen);
+	off = hlen;
+	if (hd) {
+		crc = ernic_crc32c(0, hdr, hlen);
+		memcpy(out + off, &crc, 4);
+		off += 4;
+	}
+	if (datal) {
+		memcpy(out + off, data, datal);
+		off += datal;
+	}
+	if (dd) {
+		crc = ernic_crc32c(0, data, datal);
+		memcpy(out + off, &crc, 4);
+		off += 4;
+	}
+	CU_ASSERT(write_all(th->fd, out, off) == 0);
+}
+
+/*
+ * Receive one controller PDU into th->pdu, checking its digests. Returns its
+ * type, or -1 at end of stream.
+ */
+static int th_recv_pdu(struct th *th)
+{
+	struct nvme_tcp_hdr *ch = (struct nvme_tcp_hdr *)th->pdu;
+	uint32_t crc;
+
+	if (read_all(th->fd, th->pdu, sizeof(*ch)))
+		return -1;
+	CU_ASSERT_FATAL(ch->plen >= ch->hlen && ch->plen <= PDU_MAX);
+	if (read_all(th->fd, th->pdu + sizeof(*ch), ch->plen - sizeof(*ch)))
+		return -1;
+	if (ch->type == NVME_TCP_C2H_TERM || ch->type == NVME_TCP_ICRESP) {
+		CU_ASSERT(!(ch->flags & (NVME_TCP_F_HDGST | NVME_TCP_F_DDGST)));
+		return ch->type;
+	}
+	CU_ASSERT(!!(ch->flags & NVME_TCP_F_HDGST) == th->hd);
+	if (th->hd) {
+		memcpy(&crc, th->pdu + ch->hlen, 4);
+		CU_ASSERT(crc == ernic_crc32c(0, th->pdu, ch->hlen));
+	}
+	if (ch->pdo) {
+		uint32_t datal = ch->plen - ch->pdo - (th->dd ? 4 : 0);
+
+		CU_ASSERT(!!(ch->flags & NVME_TCP_F_DDGST) == th->dd);
+		if (th->dd) {
+			memcpy(&crc, th->pdu + ch->plen - 4, 4);
+			CU_ASSERT(crc == ernic_crc32c(0, th->pdu + ch->pdo, datal));
+		}
+	}
+	return ch->type;
+}
+
+/* The controller closed: end of stream within the receive timeout. */
+static bool th_closed(struct th *th)
+{
+	uint8_t b;
+
+	return recv(th->fd, &b, 1, 0) == 0;
+}
+
+static void th_icreq(struct th *th, uint8_t digest)
+{
+	struct nvme_tcp_icreq_pdu icreq = { .hdr.type = NVME_TCP_ICREQ, .hdr.hlen = 128, .hdr.plen = 128,
+					    .digest = digest };
+	struct nvme_tcp_icresp_pdu *icresp = (struct nvme_tcp_icresp_pdu *)g_th.pdu;
+
+	CU_ASSERT_FATAL(write_all(th->fd, &icreq, sizeof(icreq)) == 0);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_ICRESP);
+	CU_ASSERT(icresp->hdr.hlen == 128);
+	CU_ASSERT(icresp->hdr.plen == 128);
+	CU_ASSERT(icresp->hdr.pdo == 0);
+	CU_ASSERT(icresp->pfv == NVME_TCP_PFV_1_0);
+	CU_ASSERT(icresp->cpda == 0);
+	CU_ASSERT(icresp->digest == digest);
+	CU_ASSERT(icresp->maxdata == th->maxh2cdata);
+	th->hd = digest & NVME_TCP_HDR_DIGEST_ENABLE;
+	th->dd = digest & NVME_TCP_DATA_DIGEST_ENABLE;
+}
+
+/*
+ * Run one command to completion. @out (host to controller) goes in-capsule
+ * when @icd, else by R2T; @in (controller to host) arrives by C2HData.
+ * Returns the status (SCT << 8 | SC); @cqe gets the completion.
+ */
+static uint16_t th_cmd(struct th *th, struct nvme_sqe *sqe, const void *out, uint32_t outlen, void *in,
+		       uint32_t inlen, bool icd, struct nvme_cqe *cqe_out)
+{
+	struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+	uint32_t len = outlen ? outlen : inlen;
+	uint32_t c2h_rcvd = 0;
+	struct nvme_cqe cqe = { 0 };
+
+	sqe->cid = ++th->cid;
+	if (sqe->opc != NVME_FABRICS_COMMAND)
+		sqe->flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	memset(&sqe->dptr, 0, sizeof(sqe->dptr));
+	sqe->dptr.unkeyed.length = len;
+	sqe->dptr.id = outlen && icd ? SGL_ICD : SGL_TRANSPORT;
+	cmd.cmd = *sqe;
+	th_send_pdu(th, &cmd, sizeof(cmd), outlen && icd ? out : NULL, outlen && icd ? outlen : 0);
+	th->saw_success = false;
+
+	for (;;) {
+		int type = th_recv_pdu(th);
+
+		if (type == NVME_TCP_R2T) {
+			struct nvme_tcp_r2t_pdu r2t = *(struct nvme_tcp_r2t_pdu *)th->pdu;
+
+			CU_ASSERT_FATAL(outlen && !icd);
+			CU_ASSERT(r2t.cccid == sqe->cid);
+			CU_ASSERT(r2t.r2to == 0);
+			CU_ASSERT(r2t.r2tl == outlen);
+			for (uint32_t off = r2t.r2to; off < r2t.r2to + r2t.r2tl; off += th->h2c_chunk) {
+				struct nvme_tcp_data_pdu data = { .hdr.type = NVME_TCP_H2C_DATA };
+
+				data.cccid = r2t.cccid;
+				data.ttag = r2t.ttag;
+				data.datao = off;
+				data.datal = r2t.r2to + r2t.r2tl - off < th->h2c_chunk ? r2t.r2to + r2t.r2tl - off
+										      : th->h2c_chunk;
+				if (off + data.datal == r2t.r2to + r2t.r2tl)
+					data.hdr.flags = NVME_TCP_F_DATA_LAST;
+				th_send_pdu(th, &data, sizeof(data), (const uint8_t *)out + off, data.datal);
+			}
+			continue;
+		}
+		if (type == NVME_TCP_C2H_DATA) {
+			struct nvme_tcp_data_pdu *data = (struct nvme_tcp_data_pdu *)th->pdu;
+
+			CU_ASSERT_FATAL(data->datao + data->datal <= inlen);
+			CU_ASSERT(data->cccid == sqe->cid);
+			CU_ASSERT(data->datao == c2h_rcvd);
+			CU_ASSERT(data->hdr.pdo == sizeof(*data) + (th->hd ? 4 : 0));
+			memcpy((uint8_t *)in + data->datao, th->pdu + data->hdr.pdo, data->datal);
+			c2h_rcvd += data->datal;
+			if (data->hdr.flags & NVME_TCP_F_DATA_SUCCESS) {
+				CU_ASSERT(data->hdr.flags & NVME_TCP_F_DATA_LAST);
+				th->saw_success = true;
+				cqe.cid = sqe->cid;
+				break;
+			}
+			continue;
+		}
+		CU_ASSERT_FATAL(type == NVME_TCP_RSP);
+		cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+		CU_ASSERT(cqe.cid == sqe->cid);
+		break;
+	}
+	if (cqe_out)
+		*cqe_out = cqe;
+	return (cqe.status >> 1) & 0x7FF;
+}
+
+static uint16_t th_connect(struct th *th, const char *subnqn, uint16_t qid, uint16_t cntlid, uint32_t kato,
+			   uint8_t cattr, bool icd)
+{
+	struct nvmf_connect_data data = { .cntlid = cntlid };
+	struct nvmf_connect_cmd cmd = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_CONNECT };
+	struct nvme_cqe cqe;
+	uint16_t status;
+
+	memset(data.hostid, 0x5a, sizeof(data.hostid));
+	snprintf(data.subnqn, sizeof(data.subnqn), "%s", subnqn);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOSTNQN);
+	cmd.qid = qid;
+	cmd.sqsize = qid ? 127 : 31;
+	cmd.kato = kato;
+	cmd.cattr = cattr;
+	status = th_cmd(th, (struct nvme_sqe *)&cmd, &data, sizeof(data), NULL, 0, icd, &cqe);
+	if (!status)
+		th->cntlid = (uint16_t)cqe.dw0;
+	return status;
+}
+
+static uint16_t th_prop_get(struct th *th, uint32_t ofst, bool size8, uint64_t *value)
+{
+	struct nvmf_property_cmd cmd = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_PROPERTY_GET };
+	struct nvme_cqe cqe;
+	uint16_t status;
+
+	cmd.attrib = size8 ? 1 : 0;
+	cmd.ofst = ofst;
+	status = th_cmd(th, (struct nvme_sqe *)&cmd, NULL, 0, NULL, 0, false, &cqe);
+	*value = (uint64_t)cqe.dw0 | (uint64_t)cqe.dw1 << 32;
+	return status;
+}
+
+static uint16_t th_prop_set(struct th *th, uint32_t ofst, uint32_t value)
+{
+	struct nvmf_property_cmd cmd = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_PROPERTY_SET };
+
+	cmd.ofst = ofst;
+	cmd.value = value;
+	return th_cmd(th, (struct nvme_sqe *)&cmd, NULL, 0, NULL, 0, false, NULL);
+}
+
+/* Admin queue up: ICReq, Connect, CC.EN, and for I/O the number of queues. */
+static void th_admin_up(struct th *th, uint8_t digest, const char *subnqn, uint32_t kato, uint8_t cattr)
+{
+	uint64_t csts;
+
+	th_icreq(th, digest);
+	CU_ASSERT_FATAL(th_connect(th, subnqn, 0, NVMF_CNTLID_DYNAMIC, kato, cattr, true) == 0);
+	CU_ASSERT_FATAL(th_prop_set(th, NVME_REG_CC, CC_ENABLE) == 0);
+	CU_ASSERT_FATAL(th_prop_get(th, NVME_REG_CSTS, false, &csts) == 0);
+	CU_ASSERT_FATAL(csts & NVME_CSTS_RDY);
+	if (strcmp(subnqn, NVMF_DISC_NQN)) {
+		struct nvme_sqe sqe = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_NUM_QUEUES,
+					.cdw11 = 3u | 3u << 16 };
+
+		CU_ASSERT_FATAL(th_cmd(th, &sqe, NULL, 0, NULL, 0, false, NULL) == 0);
+	}
+}
+
+static uint16_t th_rw(struct th *th, uint8_t opc, uint64_t slba, void *buf, uint32_t len, bool icd)
+{
+	struct nvme_sqe sqe = { .opc = opc, .nsid = 1 };
+
+	sqe.cdw10 = (uint32_t)slba;
+	sqe.cdw11 = (uint32_t)(slba >> 32);
+	sqe.cdw12 = len / BS - 1;
+	if (opc == NVME_CMD_WRITE)
+		return th_cmd(th, &sqe, buf, len, NULL, 0, icd, NULL);
+	return th_cmd(th, &sqe, NULL, 0, buf, len, false, NULL);
+}
+
+static void fill(uint8_t *buf, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
+/* ------------------------------------------------------------------ CRC32C */
+
+static void test_crc32c_check_value_and_chaining(void)
+{
+	const char *s = "123456789";
+
+	CU_ASSERT(ernic_crc32c(0, s, 9) == 0xE3069283);
+	CU_ASSERT(ernic_crc32c(ernic_crc32c(0, s, 4), s + 4, 5) == 0xE3069283);
+	CU_ASSERT(ernic_crc32c(0, s, 0) == 0);
+}
+
+/* ------------------------------------------------------------- happy paths */
+
+static void test_icreq_without_digests(void)
+{
+	struct th *th = th_setup(0);
+
+	th_icreq(th, 0);
+	th_teardown(th);
+}
+
+static void test_icreq_with_digests_and_small_maxh2cdata(void)
+{
+	struct th *th = th_setup(8192);
+
+	th_icreq(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE);
+	th_teardown(th);
+}
+
+static void test_connect_in_capsule_then_properties(void)
+{
+	struct th *th = th_setup(0);
+	uint64_t cap, vs, cc, csts;
+
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect(th, SUBNQN, 0, NVMF_CNTLID_DYNAMIC, 0, 0, true) == 0);
+	CU_ASSERT(th->cntlid != 0 && th->cntlid != NVMF_CNTLID_DYNAMIC);
+	CU_ASSERT(th_prop_get(th, NVME_REG_CAP, true, &cap) == 0);
+	CU_ASSERT(NVME_CAP_MQES(cap) == ERNIC_DEFAULT_QUEUE_SIZE - 1);
+	CU_ASSERT(th_prop_get(th, NVME_REG_VS, false, &vs) == 0);
+	CU_ASSERT(vs >= NVME_VS(1, 3, 0));
+	CU_ASSERT(th_prop_set(th, NVME_REG_CC, CC_ENABLE) == 0);
+	CU_ASSERT(th_prop_get(th, NVME_REG_CC, false, &cc) == 0);
+	CU_ASSERT(cc == CC_ENABLE);
+	CU_ASSERT(th_prop_get(th, NVME_REG_CSTS, false, &csts) == 0);
+	CU_ASSERT(csts & NVME_CSTS_RDY);
+	th_teardown(th);
+}
+
+static void test_connect_by_r2t_and_wrong_subnqn_rejected(void)
+{
+	struct th *th = th_setup(0);
+
+	th_icreq(th, 0);
+	/* Connect data solicited by R2T, as a Linux host does on I/O queues of a 64-byte IOCCSZ. */
+	CU_ASSERT(th_connect(th, "nqn.2026-11.io.ernic:nope", 0, NVMF_CNTLID_DYNAMIC, 0, 0, false) ==
+		  NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT(th_connect(th, SUBNQN, 0, NVMF_CNTLID_DYNAMIC, 0, 0, false) == 0);
+	th_teardown(th);
+}
+
+static void test_identify_by_c2h_data_then_capsule_resp(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_sqe sqe = { .opc = NVME_ADMIN_IDENTIFY, .cdw10 = NVME_ID_CNS_CTRL };
+	static struct nvme_id_ctrl id;
+
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	memset(&id, 0, sizeof(id));
+	CU_ASSERT(th_cmd(th, &sqe, NULL, 0, &id, sizeof(id), false, NULL) == 0);
+	/* SQ flow control on: the data ends with LAST alone and a CapsuleResp follows. */
+	CU_ASSERT(!th->saw_success);
+	CU_ASSERT(!strcmp(id.subnqn, SUBNQN));
+	CU_ASSERT(id.cntlid == th->cntlid);
+	/* In-capsule data advertised for I/O queues: IOCCSZ = 4 + 8 KiB / 16. */
+	CU_ASSERT(id.ioccsz == ERNIC_IOCCSZ + ERNIC_TCP_IN_CAPSULE_DATA / 16);
+	CU_ASSERT(id.sgls & NVME_CTRL_SGLS_SUPPORTED);
+	th_teardown(th);
+}
+
+/* I/O queue on a second connection, as a host does; returns the admin fd kept open. */
+static int th_io_queue_up(struct th *th, uint8_t digest, uint8_t cattr)
+{
+	int admin_fd;
+
+	th_admin_up(th, digest, SUBNQN, 0, cattr);
+	admin_fd = th->fd;
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_icreq(th, digest);
+	CU_ASSERT_FATAL(th_connect(th, SUBNQN, 1, th->cntlid, 0, cattr, false) == 0);
+	return admin_fd;
+}
+
+static void test_write_r2t_read_success_flag(void)
+{
+	struct th *th = th_setup(0);
+	static uint8_t wbuf[64 * 1024], rbuf[64 * 1024];
+	struct nvme_sqe flush = { .opc = NVME_CMD_FLUSH, .nsid = 1 };
+	int admin_fd = th_io_queue_up(th, 0, CATTR_DISABLE_SQFLOW);
+
+	fill(wbuf, sizeof(wbuf), 1);
+	/* 64 KiB by R2T, sent as sixteen 4 KiB H2CData PDUs. */
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 8, wbuf, sizeof(wbuf), false) == 0);
+	CU_ASSERT(!th->saw_success);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 8, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(th->saw_success);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	/* No CapsuleResp was left behind the SUCCESS: the next PDU is the flush's. */
+	CU_ASSERT(th_cmd(th, &flush, NULL, 0, NULL, 0, false, NULL) == 0);
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_read_without_sqflow_disable_sends_capsule_resp(void)
+{
+	struct th *th = th_setup(0);
+	static uint8_t wbuf[8192], rbuf[8192];
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	fill(wbuf, sizeof(wbuf), 2);
+	th->h2c_chunk = sizeof(wbuf); /* one H2CData PDU for the whole R2T */
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 100, wbuf, sizeof(wbuf), false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 100, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!th->saw_success);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_write_in_capsule(void)
+{
+	struct th *th = th_setup(0);
+	static uint8_t wbuf[8192], rbuf[8192];
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	fill(wbuf, sizeof(wbuf), 3);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 200, wbuf, sizeof(wbuf), true) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 200, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_digests_round_trip(void)
+{
+	struct th *th = th_setup(16384);
+	static uint8_t wbuf[128 * 1024], rbuf[128 * 1024], small[4096];
+	uint8_t digest = NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE;
+	int admin_fd = th_io_queue_up(th, digest, 0);
+
+	/* A whole MDTS transfer in 16 KiB H2CData PDUs, and C2HData split likewise. */
+	fill(wbuf, sizeof(wbuf), 4);
+	th->h2c_chunk = 16384;
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, sizeof(wbuf), false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	fill(small, sizeof(small), 5);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1000, small, sizeof(small), true) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1000, rbuf, sizeof(small), false) == 0);
+	CU_ASSERT(!memcmp(small, rbuf, sizeof(small)));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_bad_sgl_completes_with_status(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_cqe cqe;
+
+	/* A keyed SGL means nothing over TCP: SGL Descriptor Type Invalid, connection kept. */
+	cmd.cmd.opc = NVME_CMD_READ;
+	cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	cmd.cmd.cid = 77;
+	cmd.cmd.nsid = 1;
+	nvme_keyed_sgl_set(&cmd.cmd.dptr, 0x1000, BS, 0x1234, 0);
+	th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+	CU_ASSERT(cqe.cid == 77);
+	CU_ASSERT(((cqe.status >> 1) & 0x7FF) == NVME_SC_SGL_INVALID_TYPE);
+
+	/* Transport SGL with a wrong subtype. */
+	cmd.cmd.cid = 78;
+	memset(&cmd.cmd.dptr, 0, sizeof(cmd.cmd.dptr));
+	cmd.cmd.dptr.unkeyed.length = BS;
+	cmd.cmd.dptr.id = NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_ADDRESS);
+	th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+	CU_ASSERT(((cqe.status >> 1) & 0x7FF) == NVME_SC_SGL_INVALID_SUBTYPE);
+
+	/* A read whose SGL is shorter than the blocks asked for. */
+	cmd.cmd.cid = 79;
+	cmd.cmd.dptr.id = SGL_TRANSPORT;
+	cmd.cmd.dptr.unkeyed.length = BS / 2;
+	th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+	CU_ASSERT(((cqe.status >> 1) & 0x7FF) == NVME_SC_SGL_INVALID_DATA_LEN);
+	close(admin_fd);
+	th_teardown(th);
+}
+
+/* AER held by the core, completed from another thread by an event, then one left held at close. */
+static void test_aer_completes_from_another_thread_and_on_close(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_sqe aec = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_ASYNC_EVENT,
+				.cdw11 = NVME_CTRL_OAES_NS_ATTR };
+	struct nvme_tcp_cmd_pdu aer = { .hdr.type = NVME_TCP_CMD };
+	struct nvme_cqe cqe;
+
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	CU_ASSERT(th_cmd(th, &aec, NULL, 0, NULL, 0, false, NULL) == 0);
+	aer.cmd.opc = NVME_ADMIN_ASYNC_EVENT;
+	aer.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	aer.cmd.cid = 500;
+	th_send_pdu(th, &aer, sizeof(aer), NULL, 0);
+	aer.cmd.cid = 501;
+	th_send_pdu(th, &aer, sizeof(aer), NULL, 0);
+	/* Both are held: the queue still answers other commands. */
+	{
+		uint64_t csts;
+
+		CU_ASSERT(th_prop_get(th, NVME_REG_CSTS, false, &csts) == 0);
+	}
+	ernic_target_ns_changed(th->tgt, 1);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+	CU_ASSERT(cqe.cid == 500);
+	CU_ASSERT(cqe.dw0 == NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
+	/* cid 501 is still held when the host goes away; closing must neither hang nor leak. */
+	close(th->fd);
+	th->fd = -1;
+	for (int i = 0; i < 50 && ernic_tcp_port_nr_conns(th->port); i++)
+		poll(NULL, 0, 100);
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 0);
+	th_teardown(th);
+}
+
+static void test_keep_alive_timeout_closes_connection(void)
+{
+	struct th *th = th_setup(0);
+	struct ernic_counters c;
+	struct nvme_sqe ka = { .opc = NVME_ADMIN_KEEP_ALIVE };
+	uint64_t start;
+
+	th_admin_up(th, 0, SUBNQN, 1000, 0);
+	/* Keep Alive commands every 300 ms hold it open past the timeout... */
+	for (int i = 0; i < 5; i++) {
+		poll(NULL, 0, 300);
+		CU_ASSERT(th_cmd(th, &ka, NULL, 0, NULL, 0, false, NULL) == 0);
+	}
+	/* ...and silence closes it within the timeout plus a poll period or so. */
+	start = ernic_now_ns();
+	CU_ASSERT(th_closed(th));
+	CU_ASSERT(ernic_now_ns() - start < 2500000000ull);
+	for (int i = 0; i < 50 && ernic_tcp_port_nr_conns(th->port); i++)
+		poll(NULL, 0, 100);
+	ernic_target_counters(th->tgt, &c);
+	CU_ASSERT(c.controllers == 0);
+	th_teardown(th);
+}
+
+/* Discovery over a real loopback TCP socket, through the accept thread. */
+static void test_discovery_log_over_loopback_tcp(void)
+{
+	struct th *th = &g_th;
+	struct ernic_tcp_port_opts opts = { 0 };
+	static uint8_t log[2048];
+	const struct nvmf_disc_log_hdr *hdr = (const void *)log;
+	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(*hdr));
+	struct nvme_sqe glp = { .opc = NVME_ADMIN_GET_LOG_PAGE };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	char err[ERNIC_ERRLEN], svc[8];
+
+	memset(th, 0, offsetof(struct th, pdu));
+	th->tgt = tgt_create();
+	CU_ASSERT_FATAL(th->tgt != NULL);
+	CU_ASSERT_FATAL(ernic_tcp_port_create(th->tgt, &opts, &th->port) == 0);
+	th->maxh2cdata = ERNIC_TCP_MAXH2CDATA;
+	CU_ASSERT_FATAL(ernic_tcp_port_listen(th->port, "127.0.0.1", "0", err, sizeof(err)) == 0);
+	CU_ASSERT_FATAL(ernic_tcp_port_number(th->port) != 0);
+	CU_ASSERT_FATAL(ernic_tcp_port_start(th->port) == 0);
+
+	th->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(th->fd >= 0);
+	set_timeout(th->fd);
+	sin.sin_port = htons(ernic_tcp_port_number(th->port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(connect(th->fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	th->h2c_chunk = 4096;
+
+	th_admin_up(th, 0, NVMF_DISC_NQN, 0, 0);
+	glp.cdw10 = NVME_LOG_DISC | (uint32_t)(sizeof(log) / 4 - 1) << 16;
+	CU_ASSERT(th_cmd(th, &glp, NULL, 0, log, sizeof(log), false, NULL) == 0);
+	CU_ASSERT(hdr->numrec == 1);
+	CU_ASSERT(e->trtype == NVMF_TRTYPE_TCP);
+	CU_ASSERT(e->subtype == NVMF_SUBTYPE_NVME);
+	CU_ASSERT(!strcmp(e->subnqn, SUBNQN));
+	CU_ASSERT(!strncmp(e->traddr, "127.0.0.1 ", 10));
+	snprintf(svc, sizeof(svc), "%u ", ernic_tcp_port_number(th->port));
+	CU_ASSERT(!strncmp(e->trsvcid, svc, strlen(svc)));
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 1);
+
+	/* Stopping the port closes the idle connection. */
+	ernic_tcp_port_stop(th->port, 1000);
+	CU_ASSERT(th_closed(th));
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 0);
+	th_teardown(th);
+}
+
+/* ---------------------------------------------------------- bad input */
+
+/* Expect a C2HTermReq with @fes, @fei and the first @hlen bytes of @bad, then a close. */
+static void expect_term(struct th *th, uint16_t fes, uint32_t fei, const void *bad, uint32_t hlen)
+{
+	const struct nvme_tcp_term_pdu *term = (const void *)th->pdu;
+
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_C2H_TERM);
+	CU_ASSERT(term->hdr.hlen == sizeof(*term));
+	CU_ASSERT(term->hdr.pdo == 0);
+	CU_ASSERT(term->fes == fes);
+	CU_ASSERT(term->fei == fei);
+	CU_ASSERT(term->hdr.plen == sizeof(*term) + hlen);
+	CU_ASSERT(!memcmp(th->pdu + sizeof(*term), bad, hlen));
+	CU_ASSERT(th_closed(th));
+}
+
+/* After a TermReq the port still serves a fresh connection. */
+static void expect_port_still_serves(struct th *th)
+{
+	close(th->fd);
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect(th, SUBNQN, 0, NVMF_CNTLID_DYNAMIC, 0, 0, true) == 0);
+}
+
+static void test_capsule_before_icreq_is_sequence_error(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .plen = 72 } };
+
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
+	expect_term(th, NVME_TCP_FES_PDU_SEQ_ERR, 0, &cmd, sizeof(cmd));
+	expect_port_still_serves(th);
+	th_teardown(th);
+}
+
+static void test_second_icreq_is_sequence_error(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_icreq_pdu icreq = { .hdr = { .type = NVME_TCP_ICREQ, .hlen = 128, .plen = 128 } };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &icreq, sizeof(icreq)) == 0);
+	/* The copy is capped at NVME_TCP_TERM_MAX_ERRHDR, which 128 fits. */
+	expect_term(th, NVME_TCP_FES_PDU_SEQ_ERR, 0, &icreq, sizeof(icreq));
+	th_teardown(th);
+}
+
+static void test_icreq_unsupported_pfv(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_icreq_pdu icreq = { .hdr = { .type = NVME_TCP_ICREQ, .hlen = 128, .plen = 128 },
+					    .pfv = 1 };
+
+	CU_ASSERT(write_all(th->fd, &icreq, sizeof(icreq)) == 0);
+	expect_term(th, NVME_TCP_FES_UNSUPPORTED_PARAM, offsetof(struct nvme_tcp_icreq_pdu, pfv), &icreq,
+		    sizeof(icreq));
+	th_teardown(th);
+}
+
+static void test_unknown_pdu_type(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_hdr ch = { .type = 0x0B, .hlen = 24, .plen = 24 };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &ch, sizeof(ch)) == 0);
+	/* Only the common header was read: that is what comes back. */
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_hdr, type), &ch, sizeof(ch));
+	expect_port_still_serves(th);
+	th_teardown(th);
+}
+
+static void test_controller_pdu_type_from_host(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_rsp_pdu rsp = { .hdr = { .type = NVME_TCP_RSP, .hlen = 24, .plen = 24 } };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &rsp, sizeof(rsp)) == 0);
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_hdr, type), &rsp, 8);
+	th_teardown(th);
+}
+
+static void test_bad_hlen(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 64, .plen = 72 } };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_hdr, hlen), &cmd, 8);
+	th_teardown(th);
+}
+
+static void test_bad_pdo(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .pdo = 40, .plen = 72 + 1024 } };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_hdr, pdo), &cmd, sizeof(cmd));
+	th_teardown(th);
+}
+
+static void test_bad_plen(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .plen = 80 } };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_hdr, plen), &cmd, sizeof(cmd));
+	th_teardown(th);
+}
+
+static void test_in_capsule_data_over_limit(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .pdo = 72 } };
+
+	th_icreq(th, 0);
+	cmd.hdr.plen = 72 + ERNIC_TCP_IN_CAPSULE_DATA + 4;
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
+	expect_term(th, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 0, &cmd, sizeof(cmd));
+	th_teardown(th);
+}
+
+static void test_header_digest_mismatch(void)
+{
+	struct th *th = th_setup(0);
+	struct {
+		struct nvme_tcp_cmd_pdu cmd;
+		uint32_t hdgst;
+	} __attribute__((packed)) pdu = { .cmd.hdr = { .type = NVME_TCP_CMD, .flags = NVME_TCP_F_HDGST,
+						       .hlen = 72, .plen = 76 } };
+
+	th_icreq(th, NVME_TCP_HDR_DIGEST_ENABLE);
+	pdu.cmd.cmd.opc = NVME_ADMIN_KEEP_ALIVE;
+	pdu.hdgst = ernic_crc32c(0, &pdu.cmd, sizeof(pdu.cmd)) ^ 0x100;
+	CU_ASSERT(write_all(th->fd, &pdu, sizeof(pdu)) == 0);
+	expect_term(th, NVME_TCP_FES_HDR_DIGEST_ERR, pdu.hdgst, &pdu.cmd, sizeof(pdu.cmd));
+	expect_port_still_serves(th);
+	th_teardown(th);
+}
+
+static void test_header_digest_flag_missing(void)
+{
+	struct th *th = th_setup(0);
+	struct {
+		struct nvme_tcp_cmd_pdu cmd;
+		uint32_t hdgst;
+	} __attribute__((packed)) pdu = { .cmd.hdr = { .type = NVME_TCP_CMD, .hlen = 72, .plen = 76 } };
+
+	th_icreq(th, NVME_TCP_HDR_DIGEST_ENABLE);
+	pdu.hdgst = ernic_crc32c(0, &pdu.cmd, sizeof(pdu.cmd));
+	CU_ASSERT(write_all(th->fd, &pdu, sizeof(pdu)) == 0);
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_hdr, flags), &pdu.cmd,
+		    sizeof(pdu.cmd));
+	th_teardown(th);
+}
+
+static void test_data_digest_mismatch_in_capsule(void)
+{
+	struct th *th = th_setup(0);
+	struct {
+		struct nvme_tcp_cmd_pdu cmd;
+		struct nvmf_connect_data data;
+		uint32_t ddgst;
+	} __attribute__((packed)) pdu = { .cmd.hdr = { .type = NVME_TCP_CMD, .flags = NVME_TCP_F_DDGST, .hlen = 72,
+						       .pdo = 72, .plen = 72 + 1024 + 4 } };
+
+	th_icreq(th, NVME_TCP_DATA_DIGEST_ENABLE);
+	pdu.cmd.cmd.opc = NVME_FABRICS_COMMAND;
+	pdu.cmd.cmd.dptr.id = SGL_ICD;
+	pdu.cmd.cmd.dptr.unkeyed.length = 1024;
+	((struct nvmf_connect_cmd *)&pdu.cmd.cmd)->fctype = NVMF_FCTYPE_CONNECT;
+	snprintf(pdu.data.hostnqn, sizeof(pdu.data.hostnqn), "%s", HOSTNQN);
+	pdu.ddgst = ~ernic_crc32c(0, &pdu.data, sizeof(pdu.data));
+	CU_ASSERT(write_all(th->fd, &pdu, sizeof(pdu)) == 0);
+	expect_term(th, NVME_TCP_FES_HDR_DIGEST_ERR, pdu.ddgst, &pdu.cmd, sizeof(pdu.cmd));
+	th_teardown(th);
+}
+
+/* A write left waiting for data after its R2T; returns the R2T. */
+static struct nvme_tcp_r2t_pdu th_write_until_r2t(struct th *th, uint32_t len)
+{
+	struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+
+	cmd.cmd.opc = NVME_CMD_WRITE;
+	cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	cmd.cmd.cid = 42;
+	cmd.cmd.nsid = 1;
+	cmd.cmd.cdw12 = len / BS - 1;
+	cmd.cmd.dptr.unkeyed.length = len;
+	cmd.cmd.dptr.id = SGL_TRANSPORT;
+	th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_R2T);
+	return *(struct nvme_tcp_r2t_pdu *)th->pdu;
+}
+
+/* Send an H2CData header (and no data yet): the controller judges the header alone. */
+static struct nvme_tcp_data_pdu th_h2c_hdr(struct th *th, const struct nvme_tcp_r2t_pdu *r2t, uint32_t datao,
+					   uint32_t datal, uint8_t flags)
+{
+	struct nvme_tcp_data_pdu data = { .hdr = { .type = NVME_TCP_H2C_DATA, .flags = flags, .hlen = 24,
+						   .pdo = 24, .plen = 24 + datal } };
+
+	data.cccid = r2t->cccid;
+	data.ttag = r2t->ttag;
+	data.datao = datao;
+	data.datal = datal;
+	CU_ASSERT(write_all(th->fd, &data, sizeof(data)) == 0);
+	return data;
+}
+
+static void test_h2c_data_unknown_ttag(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 8192);
+	struct nvme_tcp_data_pdu data;
+
+	r2t.ttag ^= 0x40;
+	data = th_h2c_hdr(th, &r2t, 0, 8192, NVME_TCP_F_DATA_LAST);
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_pdu, ttag), &data, sizeof(data));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_h2c_data_unknown_cccid(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 8192);
+	struct nvme_tcp_data_pdu data;
+
+	r2t.cccid++;
+	data = th_h2c_hdr(th, &r2t, 0, 8192, NVME_TCP_F_DATA_LAST);
+	expect_term(th, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_pdu, cccid), &data,
+		    sizeof(data));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_h2c_data_past_command_length(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 8192);
+	struct nvme_tcp_data_pdu data;
+
+	data = th_h2c_hdr(th, &r2t, 4096, 8192, NVME_TCP_F_DATA_LAST);
+	expect_term(th, NVME_TCP_FES_DATA_OUT_OF_RANGE, 0, &data, sizeof(data));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_h2c_data_over_maxh2cdata(void)
+{
+	struct th *th = th_setup(4096);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 8192);
+	struct nvme_tcp_data_pdu data;
+
+	data = th_h2c_hdr(th, &r2t, 0, 8192, NVME_TCP_F_DATA_LAST);
+	expect_term(th, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 0, &data, sizeof(data));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_h2c_data_digest_mismatch(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, NVME_TCP_DATA_DIGEST_ENABLE, 0);
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 4096);
+	struct nvme_tcp_data_pdu data = { .hdr = { .type = NVME_TCP_H2C_DATA,
+						   .flags = NVME_TCP_F_DATA_LAST | NVME_TCP_F_DDGST,
+						   .hlen = 24, .pdo = 24, .plen = 24 + 4096 + 4 } };
+	static uint8_t payload[4096];
+	uint32_t bad;
+
+	fill(payload, sizeof(payload), 6);
+	data.cccid = r2t.cccid;
+	data.ttag = r2t.ttag;
+	data.datal = sizeof(payload);
+	bad = ernic_crc32c(0, payload, sizeof(payload)) + 1;
+	CU_ASSERT(write_all(th->fd, &data, sizeof(data)) == 0);
+	CU_ASSERT(write_all(th->fd, payload, sizeof(payload)) == 0);
+	CU_ASSERT(write_all(th->fd, &bad, sizeof(bad)) == 0);
+	expect_term(th, NVME_TCP_FES_HDR_DIGEST_ERR, bad, &data, sizeof(data));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_host_term_req_closes_quietly(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_term_pdu term = { .hdr = { .type = NVME_TCP_H2C_TERM, .hlen = 24, .plen = 24 },
+					  .fes = NVME_TCP_FES_INVALID_PDU_HDR };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &term, sizeof(term)) == 0);
+	/* No C2HTermReq answers an H2CTermReq: just the close. */
+	CU_ASSERT(th_closed(th));
+	th_teardown(th);
+}
+
+UT_MAIN("transport_tcp",
+	UT_CASE(test_crc32c_check_value_and_chaining),
+	UT_CASE(test_icreq_without_digests),
+	UT_CASE(test_icreq_with_digests_and_small_maxh2cdata),
+	UT_CASE(test_connect_in_capsule_then_properties),
+	UT_CASE(test_connect_by_r2t_and_wrong_subnqn_rejected),
+	UT_CASE(test_identify_by_c2h_data_then_capsule_resp),
+	UT_CASE(test_write_r2t_read_success_flag),
+	UT_CASE(test_read_without_sqflow_disable_sends_capsule_resp),
+	UT_CASE(test_write_in_capsule),
+	UT_CASE(test_digests_round_trip),
+	UT_CASE(test_bad_sgl_completes_with_status),
+	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
+	UT_CASE(test_keep_alive_timeout_closes_connection),
+	UT_CASE(test_discovery_log_over_loopback_tcp),
+	UT_CASE(test_capsule_before_icreq_is_sequence_error),
+	UT_CASE(test_second_icreq_is_sequence_error),
+	UT_CASE(test_icreq_unsupported_pfv),
+	UT_CASE(test_unknown_pdu_type),
+	UT_CASE(test_controller_pdu_type_from_host),
+	UT_CASE(test_bad_hlen),
+	UT_CASE(test_bad_pdo),
+	UT_CASE(test_bad_plen),
+	UT_CASE(test_in_capsule_data_over_limit),
+	UT_CASE(test_header_digest_mismatch),
+	UT_CASE(test_header_digest_flag_missing),
+	UT_CASE(test_data_digest_mismatch_in_capsule),
+	UT_CASE(test_h2c_data_unknown_ttag),
+	UT_CASE(test_h2c_data_unknown_cccid),
+	UT_CASE(test_h2c_data_past_command_length),
+	UT_CASE(test_h2c_data_over_maxh2cdata),
+	UT_CASE(test_h2c_data_digest_mismatch),
+	UT_CASE(test_host_term_req_closes_quietly))
