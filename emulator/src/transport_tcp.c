@@ -291,7 +291,7 @@ static int tcp_send_r2t(struct tcp_conn *conn, struct tcp_req *treq)
 }
 
 /*
- * A fatal transport error (TCP 3.6.2.x, 7.4.x): send a C2HTermReq with the
+ * A fatal transport error (NVMe/TCP 1.0, C2HTermReq): send a C2HTermReq with the
  * offending PDU header and have the caller close the connection. TermReq PDUs
  * never carry digests.
  */
@@ -366,7 +366,7 @@ static enum nvme_data_dir tcp_cmd_data_dir(const struct nvme_sqe *sqe)
 }
 
 /*
- * NVMe/TCP data descriptors (TCP 3.3.x): SGL Data Block, offset subtype, for
+ * NVMe/TCP data descriptors (NVMe/TCP 1.0, Capsules): SGL Data Block, offset subtype, for
  * in-capsule data; Transport SGL Data Block, transport subtype (0xA), for data
  * moved by R2T/H2CData or C2HData. Anything else was never going to arrive.
  */
@@ -414,7 +414,7 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 /*
  * Post a command's completion: C2HData first when it succeeded with data for
  * the host, then the CapsuleResp unless the last C2HData said SUCCESS, which
- * TCP 3.6.2.x allows only with SQ flow control disabled (no SQHD to report).
+ * NVMe/TCP allows only with SQ flow control disabled (no SQHD to report).
  * Runs on the connection thread, or on any thread for a held AER.
  */
 static void tcp_complete(struct ernic_req *req)
@@ -558,7 +558,7 @@ static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint
 }
 
 /*
- * PDO and PLEN of a CapsuleCmd or H2CData (TCP 3.6.1): data, if any, starts at
+ * PDO and PLEN of a CapsuleCmd or H2CData (common header): data, if any, starts at
  * PDO (at or after the header and its digest; CPDA 0 asks no alignment) and
  * runs to PLEN less the data digest.
  */
@@ -613,7 +613,7 @@ static int tcp_handle_icreq(struct tcp_conn *conn)
 		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(plen));
 	if (icreq->pfv != NVME_TCP_PFV_1_0)
 		return tcp_fatal(conn, NVME_TCP_FES_UNSUPPORTED_PARAM, offsetof(struct nvme_tcp_icreq_pdu, pfv));
-	/* HPDA is 0..31, in dwords, 0's based (TCP 3.6.2.2). */
+	/* HPDA is 0..31, in dwords, 0's based (ICReq). */
 	if (icreq->hpda > 31)
 		return tcp_fatal(conn, NVME_TCP_FES_UNSUPPORTED_PARAM, offsetof(struct nvme_tcp_icreq_pdu, hpda));
 
@@ -720,7 +720,7 @@ static int tcp_handle_h2c_data(struct tcp_conn *conn)
 	treq = &conn->reqs[pdu->ttag];
 	if (pdu->cccid != treq->req.sqe.cid)
 		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, offsetof(struct nvme_tcp_data_pdu, cccid));
-	/* In order and inside what the R2T asked for (TCP 3.6.2.7). */
+	/* In order and inside what the R2T asked for (H2CData: DATAO, DATAL). */
 	if (pdu->datao != treq->h2c_rcvd || (uint64_t)pdu->datao + datal > treq->r2t_len)
 		return tcp_fatal(conn, NVME_TCP_FES_DATA_OUT_OF_RANGE, 0);
 	if (datal > conn->port->maxh2cdata)
@@ -744,7 +744,7 @@ static int tcp_handle_h2c_term(struct tcp_conn *conn)
 {
 	const struct nvme_tcp_term_pdu *term = (const void *)conn->hdr;
 
-	/* The host is closing: no C2HTermReq back (TCP 3.6.2.4). */
+	/* The host is closing: a TermReq is never answered with one. */
 	tcp_log(conn->port, "peer %s qid %u: host terminated the connection: fes 0x%x fei 0x%x", conn->peer,
 		conn->qid, term->fes, term->fei);
 	return -ECONNABORTED;
@@ -798,7 +798,7 @@ static int tcp_recv_pdu(struct tcp_conn *conn)
 		return tcp_handle_h2c_term(conn);
 	if (ch->type == NVME_TCP_ICREQ)
 		return tcp_handle_icreq(conn);
-	/* Nothing but ICReq before the connection is initialised (TCP 3.3). */
+	/* Nothing but ICReq before the connection is initialised. */
 	if (!conn->ic_done)
 		return tcp_fatal(conn, NVME_TCP_FES_PDU_SEQ_ERR, 0);
 

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -148,7 +149,7 @@ static int read_all(int fd, void *buf, size_t len)
 /* Send a host PDU laid out as a Linux host does: data right after header and digest. */
 static void th_send_pdu(struct th *th, void *hdr, uint8_t hlen, const void *data, uint32_t datal)
 {
-	static uint8_t out[PDU_MAX + 256];
+	static _Thread_local uint8_t out[PDU_MAX + 256]; /* one host thread per connection */
 	struct nvme_tcp_hdr *ch = hdr;
 	uint32_t hd = th->hd ? 4 : 0, dd = th->dd && datal ? 4 : 0, off;
 	uint32_t crc;
@@ -223,7 +224,7 @@ static void th_icreq(struct th *th, uint8_t digest)
 {
 	struct nvme_tcp_icreq_pdu icreq = { .hdr.type = NVME_TCP_ICREQ, .hdr.hlen = 128, .hdr.plen = 128,
 					    .digest = digest };
-	struct nvme_tcp_icresp_pdu *icresp = (struct nvme_tcp_icresp_pdu *)g_th.pdu;
+	struct nvme_tcp_icresp_pdu *icresp = (struct nvme_tcp_icresp_pdu *)th->pdu;
 
 	CU_ASSERT_FATAL(write_all(th->fd, &icreq, sizeof(icreq)) == 0);
 	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_ICRESP);
@@ -705,6 +706,77 @@ static void test_discovery_log_over_loopback_tcp(void)
 	th_teardown(th);
 }
 
+/* Several I/O queues of one controller at once, each on its own connection and thread. */
+#define MQ_QUEUES 4
+#define MQ_ROUNDS 64
+
+struct mq_worker {
+	struct th *th;
+	uint16_t qid;
+	unsigned int failures;
+};
+
+static void *mq_worker_run(void *arg)
+{
+	struct mq_worker *w = arg;
+	struct th *th = w->th;
+	static _Thread_local uint8_t wbuf[16384], rbuf[16384];
+
+	for (unsigned int i = 0; i < MQ_ROUNDS; i++) {
+		/* Alternate in-capsule and R2T writes of 8 and 16 KiB, on LBAs no other queue touches. */
+		uint32_t len = i & 1 ? 16384 : 8192;
+		uint64_t slba = (uint64_t)(w->qid - 1) * 256 + (i % 16) * 4;
+
+		fill(wbuf, len, w->qid * 1000 + i);
+		if (th_rw(th, NVME_CMD_WRITE, slba, wbuf, len, len <= ERNIC_TCP_IN_CAPSULE_DATA) ||
+		    th_rw(th, NVME_CMD_READ, slba, rbuf, len, false) || memcmp(wbuf, rbuf, len))
+			w->failures++;
+	}
+	return NULL;
+}
+
+static void test_io_queues_in_parallel(void)
+{
+	struct th *admin = th_setup(0);
+	struct mq_worker w[MQ_QUEUES];
+	pthread_t tid[MQ_QUEUES];
+	struct ernic_counters c;
+
+	th_admin_up(admin, 0, SUBNQN, 0, 0);
+	for (int i = 0; i < MQ_QUEUES; i++) {
+		struct th *th = malloc(sizeof(*th));
+
+		CU_ASSERT_FATAL(th != NULL);
+		memset(th, 0, offsetof(struct th, pdu));
+		th->tgt = admin->tgt;
+		th->port = admin->port;
+		th->maxh2cdata = admin->maxh2cdata;
+		CU_ASSERT_FATAL(th_attach(th) == 0);
+		/* Half the queues with both digests: negotiation is per connection. */
+		th_icreq(th, i & 1 ? NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE : 0);
+		CU_ASSERT_FATAL(th_connect(th, SUBNQN, (uint16_t)(i + 1), admin->cntlid, 0, 0, true) == 0);
+		w[i] = (struct mq_worker){ .th = th, .qid = (uint16_t)(i + 1) };
+	}
+	ernic_target_counters(admin->tgt, &c);
+	CU_ASSERT(c.controllers == 1);
+	CU_ASSERT(c.io_queues == MQ_QUEUES);
+	for (int i = 0; i < MQ_QUEUES; i++)
+		CU_ASSERT_FATAL(pthread_create(&tid[i], NULL, mq_worker_run, &w[i]) == 0);
+	for (int i = 0; i < MQ_QUEUES; i++) {
+		pthread_join(tid[i], NULL);
+		CU_ASSERT(w[i].failures == 0);
+		close(w[i].th->fd);
+		free(w[i].th);
+	}
+	for (int i = 0; i < 50 && ernic_tcp_port_nr_conns(admin->port) > 1; i++)
+		poll(NULL, 0, 100);
+	ernic_target_counters(admin->tgt, &c);
+	CU_ASSERT(c.io_queues == 0);
+	CU_ASSERT(c.io_cmds[NVME_CMD_WRITE] == MQ_QUEUES * MQ_ROUNDS);
+	CU_ASSERT(c.io_cmds[NVME_CMD_READ] == MQ_QUEUES * MQ_ROUNDS);
+	th_teardown(admin);
+}
+
 /* ---------------------------------------------------------- bad input */
 
 /* Expect a C2HTermReq with @fes, @fei and the first @hlen bytes of @bad, then a close. */
@@ -1030,6 +1102,7 @@ UT_MAIN("transport_tcp",
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
 	UT_CASE(test_discovery_log_over_loopback_tcp),
+	UT_CASE(test_io_queues_in_parallel),
 	UT_CASE(test_capsule_before_icreq_is_sequence_error),
 	UT_CASE(test_second_icreq_is_sequence_error),
 	UT_CASE(test_icreq_unsupported_pfv),
