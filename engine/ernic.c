@@ -155,7 +155,7 @@ struct ernic_job {
 	uint32_t lba_shift;
 	uint64_t bs_mask;
 	bool host_checks;
-	unsigned int ring_size;
+	unsigned int ring_mask; /* rings hold a power of two > iodepth entries */
 
 	/*
 	 * io_us from queue() to full submission, in order: [sq_head, sq_commit)
@@ -200,7 +200,11 @@ static const char *ernic_backend_str(struct thread_data *td)
 	return env && *env ? env : ERNIC_DEFAULT_BACKEND;
 }
 
-/* What the Linux host reports for these statuses (nvme_error_status()), in errno terms. */
+/*
+ * errno for an NVMe status: a request the namespace cannot take as sent (a
+ * field, the SGL length, an LBA range) is EINVAL, a namespace that is not
+ * there ENXIO, anything else an I/O error.
+ */
 static int ernic_status_errno(uint16_t status)
 {
 	switch (NVME_CQE_STATUS(status)) {
@@ -399,10 +403,14 @@ static int fio_ernic_init(struct thread_data *td)
 
 	job = calloc(1, sizeof(*job));
 	if (job) {
-		job->ring_size = td->o.iodepth + 1;
-		job->sq = calloc(job->ring_size, sizeof(*job->sq));
-		job->done = calloc(job->ring_size, sizeof(*job->done));
-		job->events = calloc(job->ring_size, sizeof(*job->events));
+		unsigned int entries = 2;
+
+		while (entries <= td->o.iodepth)
+			entries <<= 1;
+		job->ring_mask = entries - 1;
+		job->sq = calloc(entries, sizeof(*job->sq));
+		job->done = calloc(entries, sizeof(*job->done));
+		job->events = calloc(entries, sizeof(*job->events));
 	}
 	if (!job || !job->sq || !job->done || !job->events) {
 		log_err("ernic: out of memory\n");
@@ -515,7 +523,7 @@ static enum fio_q_status fio_ernic_queue(struct thread_data *td, struct io_u *io
 	io->inflight = 0;
 	io->error = 0;
 	job->sq[job->sq_tail] = io;
-	job->sq_tail = (job->sq_tail + 1) % job->ring_size;
+	job->sq_tail = (job->sq_tail + 1) & job->ring_mask;
 	return FIO_Q_QUEUED;
 }
 
@@ -528,7 +536,7 @@ static inline void ernic_io_done(struct ernic_io *io)
 	if (io->error)
 		io->io_u->resid = io->io_u->xfer_buflen;
 	owner->done[owner->done_tail] = io->io_u;
-	owner->done_tail = (owner->done_tail + 1) % owner->ring_size;
+	owner->done_tail = (owner->done_tail + 1) & owner->ring_mask;
 	owner->inflight_ios--;
 }
 
@@ -605,7 +613,7 @@ static inline void ernic_submit_backlog(struct ernic_job *job)
 	while (job->sq_head != job->sq_commit) {
 		if (!ernic_io_submit(job, job->sq[job->sq_head]))
 			return;
-		job->sq_head = (job->sq_head + 1) % job->ring_size;
+		job->sq_head = (job->sq_head + 1) & job->ring_mask;
 	}
 }
 
@@ -620,7 +628,7 @@ static int fio_ernic_commit(struct thread_data *td)
 		return 0;
 	if (stamp)
 		fio_gettime(&now, NULL);
-	for (i = job->sq_commit; i != job->sq_tail; i = (i + 1) % job->ring_size) {
+	for (i = job->sq_commit; i != job->sq_tail; i = (i + 1) & job->ring_mask) {
 		struct ernic_io *io = job->sq[i];
 
 		if (io->left > ERNIC_MAX_XFER)
@@ -666,7 +674,7 @@ static int ernic_reap(struct ernic_job *job)
 
 static inline unsigned int ernic_done_count(const struct ernic_job *job)
 {
-	return (job->done_tail + job->ring_size - job->done_head) % job->ring_size;
+	return (job->done_tail - job->done_head) & job->ring_mask;
 }
 
 static int fio_ernic_getevents(struct thread_data *td, unsigned int min, unsigned int max,
@@ -714,7 +722,7 @@ static int fio_ernic_getevents(struct thread_data *td, unsigned int min, unsigne
 		ready = max;
 	for (unsigned int i = 0; i < ready; i++) {
 		job->events[i] = job->done[job->done_head];
-		job->done_head = (job->done_head + 1) % job->ring_size;
+		job->done_head = (job->done_head + 1) & job->ring_mask;
 	}
 	ernic_unlock(job);
 	return (int)ready;
@@ -784,7 +792,7 @@ static void fio_ernic_cleanup(struct thread_data *td)
 	 * io_us with nothing posted are simply dropped.
 	 */
 	ernic_lock(job);
-	for (; job->sq_head != job->sq_commit; job->sq_head = (job->sq_head + 1) % job->ring_size) {
+	for (; job->sq_head != job->sq_commit; job->sq_head = (job->sq_head + 1) & job->ring_mask) {
 		struct ernic_io *io = job->sq[job->sq_head];
 
 		io->left = 0;
