@@ -438,15 +438,21 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&treq->req.sqe;
 	const struct nvmf_connect_data *data = treq->h2c_map;
 
-	if ((treq->req.cqe.status >> 1) & 0x7FF)
-		return;
-	conn->connected = true;
-	conn->qid = cmd->qid;
-	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
+	uint16_t status = (treq->req.cqe.status >> 1) & 0x7FF;
+
 	if (data) {
 		memcpy(conn->hostnqn, data->hostnqn, sizeof(conn->hostnqn) - 1);
 		conn->hostnqn[sizeof(conn->hostnqn) - 1] = '\0';
 	}
+	if (status) {
+		/* Worth a line: an allow list or a wrong NQN shows up here first. */
+		tcp_log(conn->port, "connect refused host %s qid %u peer %s: %s", data ? conn->hostnqn : "?", cmd->qid,
+			conn->peer, ernic_status_str(status));
+		return;
+	}
+	conn->connected = true;
+	conn->qid = cmd->qid;
+	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
 	pthread_mutex_lock(&conn->lock);
 	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
 	pthread_mutex_unlock(&conn->lock);
