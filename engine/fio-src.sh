@@ -70,7 +70,9 @@ SRC
 # deb822 lists need a .sources name for apt to read them.
 mv "$work/sources" "$work/fio-src.sources"
 apt_opts="-o Dir::Etc::SourceList=$work/fio-src.sources -o Dir::Etc::SourceParts=/dev/null
-	-o Dir::State::Lists=$work/lists -o Dir::Cache::Archives=$work/archives -o APT::Sandbox::User=root"
+	-o Dir::State::Lists=$work/lists -o Dir::Cache::Archives=$work/archives"
+# As root apt would hand the download to user _apt, who cannot write into $work.
+[ "$(id -u)" -ne 0 ] || apt_opts="$apt_opts -o APT::Sandbox::User=root"
 
 echo "engine/fio-src.sh: fetching fio $pkgver source from $uri"
 # shellcheck disable=SC2086
