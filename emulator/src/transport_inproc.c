@@ -21,7 +21,7 @@
 #include "rdma.h"
 
 #define POLLER_MAX_QPAIRS 1024
-#define POLLER_SPIN_NS 50000ull	       /* busy-poll this long after the last capsule */
+#define POLLER_SPIN_NS 5000ull /* busy-poll this long after the last capsule, then yield */
 #define POLLER_YIELD_NS 2000000ull     /* then yield the CPU this long */
 #define POLLER_SLEEP_NS 100000000ull   /* then sleep, waking this often for keep-alive */
 #define POLLER_KEEP_ALIVE_NS 100000000ull
