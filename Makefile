@@ -25,6 +25,7 @@ LDLIBS   += -lpthread
 all:
 
 include emulator/emulator.mk
+-include emulator/bench/bench.mk
 -include engine/engine.mk
 -include suites/suites.mk
 -include $(wildcard ci/*.mk)
