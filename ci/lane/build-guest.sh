@@ -1,0 +1,203 @@
+#!/bin/bash
+# Build the lane's guest: a Debian kernel (its ELF, for a fast boot under TCG) and an uncompressed cpio initramfs
+# holding busybox, kmod, nvme-cli, fio, jq, the NVMe/TCP host and target modules, the suites and ernicd if built.
+#
+# Usage: ci/lane/build-guest.sh
+# Env:   ERNICD=PATH   ernicd binary to include (default build/ernicd, included only if executable)
+#        LANE_OUT=DIR  output directory (default build/lane)
+# Out:   $LANE_OUT/vmlinux, $LANE_OUT/initramfs.cpio, $LANE_OUT/kernel-release
+# The kernel .deb is kept in $LANE_OUT/cache; the initramfs is rebuilt only when one of its inputs changes.
+set -eu
+
+die() { echo "build-guest: $*" >&2; exit 1; }
+say() { echo "build-guest: $*"; }
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+OUT=${LANE_OUT:-$ROOT/build/lane}
+CACHE=$OUT/cache
+ERNICD=${ERNICD:-$ROOT/build/ernicd}
+SUITES=$ROOT/suites
+META=linux-image-amd64
+# Modules the guest loads; modprobe adds their dependencies. The crc32c providers are requested by name at run
+# time (NVMe/TCP digests), so no dependency edge leads to them: they are listed here by hand.
+MODULES="nvme-tcp nvme-fabrics nvme-core nvmet nvmet-tcp configfs null_blk loop crc32c_generic crc32c-intel"
+TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq"
+
+for t in $TOOLS; do [ -x "$t" ] || die "missing $t (run: ci/deps.sh lane)"; done
+for c in apt-get apt-cache dpkg-deb depmod modprobe ldd ldconfig cpio xz sha256sum; do
+	command -v "$c" >/dev/null || die "missing command $c (run: ci/deps.sh lane)"
+done
+mkdir -p "$CACHE"
+
+# --- 1. the kernel package: resolve linux-image-amd64 to the versioned package it depends on, download once ---
+resolve_kernel() {
+	apt-cache depends "$META" 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
+}
+KPKG=$(resolve_kernel || true)
+if [ -z "$KPKG" ]; then
+	say "apt lists do not know $META; running apt-get update"
+	apt-get update -qq >/dev/null 2>&1 || true
+	KPKG=$(resolve_kernel || true)
+fi
+if [ -n "$KPKG" ]; then
+	KVERSION=$(apt-cache show --no-all-versions "$KPKG" 2>/dev/null | awk '/^Version:/ { print $2; exit }')
+	[ -n "$KVERSION" ] || die "apt-cache shows no version for $KPKG"
+	DEB=$CACHE/${KPKG}_$(printf %s "$KVERSION" | sed 's/:/%3a/')_amd64.deb
+	if [ ! -s "$DEB" ]; then
+		say "downloading $KPKG $KVERSION"
+		if (cd "$CACHE" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KVERSION" >/dev/null) &&
+			[ -s "$DEB" ]; then
+			# A newer kernel replaces the older ones in the cache.
+			for old in "$CACHE"/linux-image-[0-9]*_amd64.deb; do
+				[ "$old" = "$DEB" ] || rm -rf "$old" "${old%.deb}"
+			done
+		else
+			say "apt-get download $KPKG=$KVERSION failed"
+			DEB=""
+		fi
+	fi
+fi
+if [ -z "$KPKG" ] || [ -z "$DEB" ]; then
+	# No apt lists or no archive: fall back on the newest kernel already in the cache.
+	DEB=$(ls -1 "$CACHE"/linux-image-[0-9]*_amd64.deb 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$DEB" ] || die "cannot fetch $META and no kernel .deb in $CACHE"
+	say "using cached $(basename "$DEB")"
+fi
+
+# --- 2. unpack it (never installed), depmod, and pull the ELF out of the xz-compressed bzImage ---
+KDIR=$CACHE/$(basename "$DEB" .deb)
+if [ ! -e "$KDIR/.done" ]; then
+	rm -rf "$KDIR"
+	mkdir -p "$KDIR"
+	say "unpacking $(basename "$DEB")"
+	dpkg-deb -x "$DEB" "$KDIR/root"
+	KREL=$(ls -1 "$KDIR/root/lib/modules" | head -n 1)
+	[ -n "$KREL" ] || die "no lib/modules/<release> in $DEB"
+	depmod -b "$KDIR/root" "$KREL" || die "depmod failed on $KDIR/root"
+	VMLINUZ=$KDIR/root/boot/vmlinuz-$KREL
+	[ -f "$VMLINUZ" ] || die "no boot/vmlinuz-$KREL in $DEB"
+	# xz stream magic FD 37 7A 58 5A 00; the first offset that decompresses to an ELF is the kernel.
+	found=""
+	for off in $(LC_ALL=C grep -obUaP '\xFD7zXZ\x00' "$VMLINUZ" | cut -d: -f1); do
+		tail -c +"$((off + 1))" "$VMLINUZ" | xz -dc --single-stream >"$KDIR/vmlinux.tmp" 2>/dev/null || true
+		if [ "$(head -c 4 "$KDIR/vmlinux.tmp" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ]; then
+			found=$off
+			break
+		fi
+	done
+	[ -n "$found" ] || die "no xz-compressed ELF found in $VMLINUZ"
+	mv "$KDIR/vmlinux.tmp" "$KDIR/vmlinux"
+	echo "$KREL" >"$KDIR/kernel-release"
+	touch "$KDIR/.done"
+fi
+KREL=$(cat "$KDIR/kernel-release")
+KROOT=$KDIR/root
+
+# --- 3. what goes into the initramfs, and whether it changed ---
+# Module closure, in load order, as paths relative to $KROOT.
+MODFILES=""
+for m in $MODULES; do
+	deps=$(modprobe -d "$KROOT" -S "$KREL" --show-depends "$m" 2>/dev/null) || die "module $m not found in $KREL"
+	for f in $(printf '%s\n' "$deps" | awk '$1 == "insmod" { print $2 }'); do
+		rel=${f#"$KROOT"/}
+		case " $MODFILES " in *" $rel "*) ;; *) MODFILES="$MODFILES $rel" ;; esac
+	done
+done
+
+# Shared libraries of the tools (ldd exits 1 on a static binary such as busybox-static: that is not an error).
+LIBS=""
+for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ); do
+	out=$(ldd "$t" 2>/dev/null) || continue
+	for l in $(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+		case " $LIBS " in *" $l "*) ;; *) LIBS="$LIBS $l" ;; esac
+	done
+done
+
+HAVE_ERNICD=no
+[ -x "$ERNICD" ] && HAVE_ERNICD=yes
+manifest() {
+	echo "kernel $(basename "$DEB") $KREL"
+	echo "modules $MODFILES"
+	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh"
+	# shellcheck disable=SC2086
+	sha256sum $TOOLS $LIBS
+	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
+	if [ -d "$SUITES" ]; then
+		(cd "$SUITES" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
+	fi
+}
+STAMP=$(manifest | sha256sum | cut -d' ' -f1)
+INITRD=$OUT/initramfs.cpio
+if [ -s "$INITRD" ] && [ -s "$OUT/vmlinux" ] && [ "$(cat "$OUT/initramfs.stamp" 2>/dev/null)" = "$STAMP" ]; then
+	say "guest up to date ($KREL, ernicd: $HAVE_ERNICD)"
+	exit 0
+fi
+
+# --- 4. lay out the root (merged /usr, like Debian) and pack it ---
+say "building initramfs ($KREL, ernicd: $HAVE_ERNICD)"
+R=$OUT/rootfs
+rm -rf "$R"
+mkdir -p "$R"/usr/bin "$R"/usr/sbin "$R"/usr/lib "$R"/usr/lib64 "$R"/etc/nvme "$R"/proc "$R"/sys "$R"/dev \
+	"$R"/tmp "$R"/run "$R"/results "$R"/ernic
+# The kernel opens /dev/console for /init before devtmpfs is mounted (only root can make the node; /init
+# reopens its output on devtmpfs' console either way).
+mknod -m 600 "$R/dev/console" c 5 1 2>/dev/null || true
+ln -s usr/bin "$R/bin"
+ln -s usr/sbin "$R/sbin"
+ln -s usr/lib "$R/lib"
+ln -s usr/lib64 "$R/lib64"
+
+# In-root path of a host path: /bin/x, /sbin/x, /lib/x, /lib64/x all live under /usr in the guest.
+inroot() {
+	case "$1" in
+	/usr/*) echo "$R$1" ;;
+	*) echo "$R/usr$1" ;;
+	esac
+}
+put() { # put HOSTPATH [GUESTPATH]
+	dst=$(inroot "${2:-$1}")
+	mkdir -p "$(dirname "$dst")"
+	cp -L "$1" "$dst"
+}
+for t in $TOOLS; do put "$t"; done
+for l in $LIBS; do put "$l"; done
+for a in modprobe insmod rmmod lsmod modinfo depmod; do ln -s ../bin/kmod "$R/usr/sbin/$a"; done
+# Busybox applets fill in everything else, never shadowing a real tool.
+for a in $(/bin/busybox --list-full); do
+	dst=$(inroot "/${a#usr/}")
+	[ -e "$dst" ] || [ -L "$dst" ] || ln -s /usr/bin/busybox "$dst"
+done
+if [ "$HAVE_ERNICD" = yes ]; then
+	put "$ERNICD" /usr/bin/ernicd
+	chmod 755 "$R/usr/bin/ernicd"
+fi
+[ -d "$SUITES" ] && cp -a "$SUITES" "$R/ernic/suites"
+
+echo /usr/lib/x86_64-linux-gnu >"$R/etc/ld.so.conf"
+ldconfig -r "$R" || die "ldconfig -r $R failed"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$R/etc/passwd"
+printf 'root:x:0:\n' >"$R/etc/group"
+echo lane >"$R/etc/hostname"
+
+MD=$R/usr/lib/modules/$KREL
+mkdir -p "$MD"
+for f in $MODFILES; do
+	mkdir -p "$(dirname "$R/usr/$f")"
+	cp "$KROOT/$f" "$R/usr/$f"
+done
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	[ -f "$KROOT/lib/modules/$KREL/$f" ] && cp "$KROOT/lib/modules/$KREL/$f" "$MD/"
+done
+depmod -b "$R" "$KREL" || die "depmod failed on the initramfs root"
+
+cp "$HERE/guest-init.sh" "$R/init"
+chmod 755 "$R/init"
+
+(cd "$R" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --reproducible -R 0:0) \
+	>"$INITRD.tmp" || die "cpio failed"
+mv "$INITRD.tmp" "$INITRD"
+cp "$KDIR/vmlinux" "$OUT/vmlinux"
+echo "$KREL" >"$OUT/kernel-release"
+echo "$STAMP" >"$OUT/initramfs.stamp"
+say "initramfs $(du -m "$INITRD" | cut -f1) MiB, $(echo "$MODFILES" | wc -w) modules, $(echo "$LIBS" | wc -w) libraries"
