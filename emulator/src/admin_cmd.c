@@ -183,6 +183,20 @@ static uint16_t admin_identify(struct ernic_req *req)
 			return NVME_SC_INVALID_NS;
 		ns_id_descs(ns, page);
 		break;
+	case NVME_ID_CNS_CS_CTRL:
+		/*
+		 * NVM command set specific controller data: all zero says no limits
+		 * beyond MDTS for Verify, Write Zeroes, Write Uncorrectable and DSM.
+		 */
+		if (NVME_IDENTIFY_CSI(req->sqe.cdw11) != NVME_CSI_NVM)
+			return NVME_SC_INVALID_FIELD;
+		break;
+	case NVME_ID_CNS_CS_NS:
+		if (NVME_IDENTIFY_CSI(req->sqe.cdw11) != NVME_CSI_NVM)
+			return NVME_SC_INVALID_FIELD;
+		if (!find_ns(tgt, nsid))
+			return NVME_SC_INVALID_NS;
+		break;
 	default:
 		return NVME_SC_INVALID_FIELD;
 	}

@@ -333,7 +333,12 @@ enum nvme_identify_cns {
 	NVME_ID_CNS_CTRL = 0x01,
 	NVME_ID_CNS_NS_ACTIVE_LIST = 0x02,
 	NVME_ID_CNS_NS_DESC_LIST = 0x03,
+	NVME_ID_CNS_CS_NS = 0x05,
+	NVME_ID_CNS_CS_CTRL = 0x06,
 };
+/* Command Set Identifier, Identify CDW11 bits 31:24 */
+#define NVME_CSI_NVM 0
+#define NVME_IDENTIFY_CSI(cdw11) ((uint8_t)((cdw11) >> 24))
 
 struct nvme_lbaf {
 	uint16_t ms;
