@@ -540,7 +540,10 @@ static inline void ernic_io_done(struct ernic_io *io)
 	owner->inflight_ios--;
 }
 
-/* Blocks a command of @len bytes at the current offset spans; rounded up when host checks are off. */
+/*
+ * NLB for @len bytes, rounded up: with host checks off a short transfer
+ * still names a whole block, and the controller sees the SGL length differ.
+ */
 static inline uint32_t ernic_nlb(const struct ernic_job *job, uint64_t len)
 {
 	return (uint32_t)((len + job->bs_mask) >> job->lba_shift);
@@ -631,7 +634,8 @@ static int fio_ernic_commit(struct thread_data *td)
 	for (i = job->sq_commit; i != job->sq_tail; i = (i + 1) & job->ring_mask) {
 		struct ernic_io *io = job->sq[i];
 
-		if (io->left > ERNIC_MAX_XFER)
+		/* Only data moves under MDTS; one DSM range covers any trim. */
+		if (io->left > ERNIC_MAX_XFER && io->opc != NVME_CMD_DSM)
 			job->split_ios++;
 		if (stamp) {
 			io->io_u->issue_time = now;
