@@ -107,7 +107,7 @@ int ernic_backend_check_budget(const struct ernic_backend_cfg *cfg, char *err, s
 	char raw[16];
 
 	snprintf(raw, sizeof(raw), "%" PRIu32, cfg->queues);
-	return cfg_check_queues(cfg, raw, true, true, false, err, errlen);
+	return cfg_check_queues(cfg, raw, true, true, true, err, errlen);
 }
 
 /* A decimal integer, nothing else: no sign, no suffix, no base prefix. */

@@ -75,7 +75,7 @@ static uint16_t fabrics_connect(struct ernic_req *req)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
 		return NVME_SC_CMD_SEQ_ERROR;
-	if (cmd->qid > ctrlr->nr_io_queues)
+	if (cmd->qid > ctrlr->nr_io_queues || cmd->qid > ERNIC_MAX_IO_QUEUES)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
 	if (ernic_ctrlr_attach_sq(ctrlr, sq, cmd->qid, (uint16_t)(cmd->sqsize + 1)))
 		return NVME_SC_CONNECT_CTRL_BUSY;
