@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdma_ut.c - the keyed SGL path through the in-process transport.
+ *
+ * Raw capsules go straight into an ernic_inproc_qpair's ring (no host
+ * library in between), so each test can corrupt exactly one thing about a
+ * descriptor: its key, the region's validity, the address range, the access
+ * rights, the type or the subtype. A refused transfer must fail the command
+ * and move not one byte, which a canary pattern on both sides checks. Then
+ * send-with-invalidate, and the MR budget of a connect as a stock nvme-rdma
+ * host makes it, including the seed's QID 8 failure.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inproc.h"
+#include "ut.h"
+
+#define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:0badc0de-0000-4000-8000-000000000001"
+#define CC_ENABLE (NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT))
+#define ST(cqe) ((uint16_t)(((cqe).status >> 1) & 0x7FF))
+#define TIMEOUT_NS 10000000000ull
+#define NS_BYTES (1u << 20)
+#define CANARY_NS 0xC5
+#define CANARY_HOST 0x3A
+#define NR_MR 4
+#define RW_ACCESS (ERNIC_MR_REMOTE_READ | ERNIC_MR_REMOTE_WRITE | ERNIC_MR_LOCAL_WRITE)
+
+struct raw_q {
+	struct ernic_inproc_qpair *qp;
+	uint32_t tail, head;
+	uint16_t cid;
+};
+
+static struct {
+	struct ernic_target *tgt;
+	struct ernic_mr_table *mr;
+	struct raw_q admin, io;
+	uint32_t h[NR_MR]; /* regions the tests register */
+	uint16_t cntlid;
+	_Alignas(4096) uint8_t buf[3][16384];
+} fx;
+
+/* ----------------------------------------------------------- raw capsules */
+
+static bool raw_cmd(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_inproc_cpl *out)
+{
+	struct ernic_inproc_qpair *qp = q->qp;
+	uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
+	struct nvme_sqe *dst = &qp->sq_ring[q->tail & qp->mask];
+	uint16_t cid = (uint16_t)(q->cid++ & qp->mask);
+
+	*dst = *sqe;
+	dst->cid = cid;
+	ernic_inproc_ring_doorbell(qp, ++q->tail);
+	while (atomic_load_explicit(&qp->cq_tail, memory_order_acquire) == q->head) {
+		if (ernic_now_ns() > deadline) {
+			CU_FAIL("no completion within 10 s");
+			return false;
+		}
+		sched_yield();
+	}
+	*out = qp->cq_ring[q->head & qp->mask];
+	q->head++;
+	CU_ASSERT_EQUAL(out->cqe.cid, cid);
+	return true;
+}
+
+/* Run @sqe whose dptr the caller built; returns the 11-bit status. */
+static uint16_t raw_status(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_inproc_cpl *cpl)
+{
+	struct ernic_inproc_cpl c;
+
+	if (!raw_cmd(q, sqe, &c))
+		return 0xFFFF;
+	if (cpl)
+		*cpl = c;
+	return ST(c.cqe);
+}
+
+/* Register @buf in region @i; returns the rkey. */
+static uint32_t reg(int i, void *buf, uint32_t len, uint32_t access)
+{
+	uint32_t rkey = 0;
+
+	CU_ASSERT_EQUAL(ernic_mr_fast_reg(fx.mr, fx.h[i], buf, len, access, &rkey), 0);
+	return rkey;
+}
+
+/* Local invalidate, ignoring a region the target already invalidated. */
+static void unreg(uint32_t rkey)
+{
+	ernic_mr_invalidate(fx.mr, rkey);
+}
+
+static void sqe_init(struct nvme_sqe *sqe, uint8_t opc)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opc = opc;
+	sqe->flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+}
+
+/* A command with a correctly keyed SGL over @buf, subtype @st. */
+static uint16_t keyed_cmd(struct raw_q *q, struct nvme_sqe *sqe, void *buf, uint32_t len, uint32_t access,
+			  uint8_t st, struct ernic_inproc_cpl *cpl)
+{
+	uint32_t rkey = reg(0, buf, len, access);
+	uint16_t status;
+
+	nvme_keyed_sgl_set(&sqe->dptr, (uintptr_t)buf, len, rkey, st);
+	status = raw_status(q, sqe, cpl);
+	unreg(rkey);
+	return status;
+}
+
+static uint16_t connect_raw(struct raw_q *q, uint16_t qid, uint16_t cntlid, uint32_t *dw0)
+{
+	struct nvmf_connect_data *d = (struct nvmf_connect_data *)fx.buf[2];
+	struct nvme_sqe sqe;
+	struct nvmf_connect_cmd *cmd = (struct nvmf_connect_cmd *)&sqe;
+	struct ernic_inproc_cpl cpl;
+	uint16_t st;
+
+	memset(d, 0, sizeof(*d));
+	d->cntlid = cntlid;
+	snprintf(d->subnqn, sizeof(d->subnqn), "%s", ernic_target_subnqn(fx.tgt));
+	snprintf(d->hostnqn, sizeof(d->hostnqn), "%s", HOSTNQN);
+	sqe_init(&sqe, NVME_FABRICS_COMMAND);
+	cmd->fctype = NVMF_FCTYPE_CONNECT;
+	cmd->qid = qid;
+	cmd->sqsize = 31;
+	st = keyed_cmd(q, &sqe, d, sizeof(*d), ERNIC_MR_REMOTE_READ, NVME_SGL_SUBTYPE_ADDRESS, &cpl);
+	if (dw0)
+		*dw0 = cpl.cqe.dw0;
+	return st;
+}
+
+static uint16_t cc_set(uint32_t cc)
+{
+	struct nvme_sqe sqe;
+	struct nvmf_property_cmd *cmd = (struct nvmf_property_cmd *)&sqe;
+
+	sqe_init(&sqe, NVME_FABRICS_COMMAND);
+	cmd->fctype = NVMF_FCTYPE_PROPERTY_SET;
+	cmd->ofst = NVME_REG_CC;
+	cmd->value = cc;
+	nvme_keyed_sgl_set(&sqe.dptr, 0, 0, 0, 0);
+	return raw_status(&fx.admin, &sqe, NULL);
+}
+
+static void fx_up(void)
+{
+	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN] = "";
+	uint32_t dw0 = 0;
+
+	memset(&fx, 0, sizeof(fx));
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_BYTES;
+	cfg.queues = 2;
+	cfg.queue_size = 32;
+	if (ernic_target_create(&cfg, &opts, &fx.tgt, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	fx.mr = ernic_target_mr_table(fx.tgt);
+	for (int i = 0; i < NR_MR; i++)
+		CU_ASSERT_EQUAL_FATAL(ernic_mr_alloc(fx.mr, &fx.h[i]), 0);
+	fx.admin.qp = ernic_inproc_qpair_create(fx.tgt, 32, 0);
+	fx.io.qp = ernic_inproc_qpair_create(fx.tgt, 32, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fx.admin.qp);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fx.io.qp);
+	CU_ASSERT_EQUAL_FATAL(connect_raw(&fx.admin, 0, NVMF_CNTLID_DYNAMIC, &dw0), NVME_SC_SUCCESS);
+	fx.cntlid = (uint16_t)dw0;
+	CU_ASSERT_EQUAL_FATAL(cc_set(CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(connect_raw(&fx.io, 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	/* The namespace's first MiB carries a canary */
+	memset(fx.tgt->ns[0].ram, CANARY_NS, NS_BYTES);
+}
+
+static void fx_down(void)
+{
+	struct ernic_counters c;
+
+	ernic_inproc_qpair_destroy(fx.io.qp);
+	ernic_inproc_qpair_destroy(fx.admin.qp);
+	for (int i = 0; i < NR_MR; i++)
+		if (fx.h[i] != UINT32_MAX)
+			CU_ASSERT_EQUAL(ernic_mr_destroy(fx.mr, fx.h[i]), 0);
+	ernic_target_counters(fx.tgt, &c);
+	CU_ASSERT_EQUAL(c.controllers, 0);
+	CU_ASSERT_EQUAL(c.mr_in_use, 0);
+	ernic_target_destroy(fx.tgt);
+	memset(&fx, 0, sizeof(fx));
+}
+
+static bool all_bytes(const uint8_t *p, size_t len, uint8_t v)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+static bool ns_untouched(void)
+{
+	return all_bytes(fx.tgt->ns[0].ram, NS_BYTES, CANARY_NS);
+}
+
+static void rw_sqe(struct nvme_sqe *sqe, uint8_t opc, uint64_t slba, uint32_t nlb)
+{
+	ernic_host_rw_sqe(sqe, opc, 1, slba, nlb);
+	sqe->flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+}
+
+/* A Write of one block from fx.buf[0] (pattern) with the descriptor @sgl. */
+static uint16_t write_with(const struct nvme_sgl_desc *sgl, struct ernic_inproc_cpl *cpl)
+{
+	struct nvme_sqe sqe;
+
+	rw_sqe(&sqe, NVME_CMD_WRITE, 2, 1);
+	sqe.dptr = *sgl;
+	return raw_status(&fx.io, &sqe, cpl);
+}
+
+/* A Read of one block into fx.buf[1] (canary) with the descriptor @sgl. */
+static uint16_t read_with(const struct nvme_sgl_desc *sgl, struct ernic_inproc_cpl *cpl)
+{
+	struct nvme_sqe sqe;
+
+	rw_sqe(&sqe, NVME_CMD_READ, 2, 1);
+	sqe.dptr = *sgl;
+	return raw_status(&fx.io, &sqe, cpl);
+}
+
+static void bufs_prepare(void)
+{
+	memset(fx.buf[0], 0x77, sizeof(fx.buf[0]));
+	memset(fx.buf[1], CANARY_HOST, sizeof(fx.buf[1]));
+}
+
+static bool host_untouched(void)
+{
+	return all_bytes(fx.buf[1], sizeof(fx.buf[1]), CANARY_HOST);
+}
+
+/* ============================================================== the baseline */
+
+static void test_correct_key_moves_data_both_ways(void)
+{
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[0], 4096, ERNIC_MR_REMOTE_READ);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, rkey, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_SUCCESS);
+	unreg(rkey);
+	CU_ASSERT_TRUE(all_bytes(fx.tgt->ns[0].ram + 2 * 4096, 4096, 0x77));
+	CU_ASSERT_TRUE(all_bytes(fx.tgt->ns[0].ram, 2 * 4096, CANARY_NS));
+	CU_ASSERT_TRUE(all_bytes(fx.tgt->ns[0].ram + 3 * 4096, NS_BYTES - 3 * 4096, CANARY_NS));
+	rkey = reg(1, fx.buf[1], 4096, ERNIC_MR_REMOTE_WRITE | ERNIC_MR_LOCAL_WRITE);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_SUCCESS);
+	unreg(rkey);
+	CU_ASSERT_TRUE(all_bytes(fx.buf[1], 4096, 0x77));
+	CU_ASSERT_TRUE(all_bytes(fx.buf[1] + 4096, sizeof(fx.buf[1]) - 4096, CANARY_HOST));
+	fx_down();
+}
+
+/* =================================================== corrupted descriptors */
+
+static void test_wrong_key_is_data_transfer_error_and_nothing_moves(void)
+{
+	struct nvme_sgl_desc sgl;
+	uint32_t wr, rd, other;
+	struct ernic_counters c;
+
+	fx_up();
+	bufs_prepare();
+	wr = reg(1, fx.buf[0], 4096, RW_ACCESS);
+	rd = reg(2, fx.buf[1], 4096, RW_ACCESS);
+	/* Same region, wrong 8-bit key */
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, ERNIC_RKEY(ERNIC_RKEY_INDEX(wr), ERNIC_RKEY_KEY(wr) + 1),
+			   0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, ERNIC_RKEY(ERNIC_RKEY_INDEX(rd), ERNIC_RKEY_KEY(rd) - 1),
+			   0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* Another region's key (allocated, never registered) */
+	other = ERNIC_RKEY(fx.h[3], 1);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, other, 0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* An index past the table */
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, 0xFFFFFF01u, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* Key 0 of region 0 */
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, 0, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(ns_untouched());
+	CU_ASSERT_TRUE(host_untouched());
+	ernic_target_counters(fx.tgt, &c);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_DATA_XFER_ERROR], 5);
+	CU_ASSERT_EQUAL(c.bytes_read, 0);
+	CU_ASSERT_EQUAL(c.bytes_written, 2 * 1024); /* the two Connects only */
+	unreg(wr);
+	unreg(rd);
+	fx_down();
+}
+
+static void test_stale_key_after_invalidate_is_data_transfer_error(void)
+{
+	struct nvme_sgl_desc sgl;
+	uint32_t old, fresh;
+
+	fx_up();
+	bufs_prepare();
+	old = reg(1, fx.buf[0], 4096, RW_ACCESS);
+	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, old), 0);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, old, 0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* Re-registered: the old key stays stale, the new one works */
+	fresh = reg(1, fx.buf[1], 4096, RW_ACCESS);
+	CU_ASSERT_NOT_EQUAL(fresh, old);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, old, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(ns_untouched());
+	CU_ASSERT_TRUE(host_untouched());
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, fresh, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(all_bytes(fx.buf[1], 4096, CANARY_NS));
+	unreg(fresh);
+	fx_down();
+}
+
+static void test_destroyed_region_key_is_data_transfer_error(void)
+{
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey, h;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(3, fx.buf[0], 4096, RW_ACCESS);
+	CU_ASSERT_EQUAL(ernic_mr_destroy(fx.mr, fx.h[3]), 0);
+	fx.h[3] = UINT32_MAX;
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, rkey, 0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* The entry reused by a new region does not revive the old key */
+	CU_ASSERT_EQUAL(ernic_mr_alloc(fx.mr, &h), 0);
+	fx.h[3] = h;
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(ns_untouched());
+	fx_down();
+}
+
+static void test_address_outside_region_is_data_transfer_error(void)
+{
+	struct nvme_sgl_desc sgl;
+	uintptr_t base0, base1;
+	uint32_t wr, rd;
+
+	fx_up();
+	bufs_prepare();
+	base0 = (uintptr_t)fx.buf[0] + 4096;
+	base1 = (uintptr_t)fx.buf[1] + 4096;
+	/* Regions are the middle 4 KiB of each buffer */
+	wr = reg(1, (void *)base0, 4096, RW_ACCESS);
+	rd = reg(2, (void *)base1, 4096, RW_ACCESS);
+	/* Starting inside, ending past */
+	nvme_keyed_sgl_set(&sgl, base0 + 512, 4096, wr, 0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	nvme_keyed_sgl_set(&sgl, base1 + 4095, 4096, rd, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* Starting before */
+	nvme_keyed_sgl_set(&sgl, base0 - 1, 4096, wr, 0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	nvme_keyed_sgl_set(&sgl, base1 - 4096, 4096, rd, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* Far away, and wrapping */
+	nvme_keyed_sgl_set(&sgl, base1 + (1ull << 40), 4096, rd, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	nvme_keyed_sgl_set(&sgl, UINT64_MAX - 100, 4096, rd, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(ns_untouched());
+	CU_ASSERT_TRUE(host_untouched());
+	unreg(wr);
+	unreg(rd);
+	fx_down();
+}
+
+static void test_missing_access_right_is_data_transfer_error(void)
+{
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey;
+
+	fx_up();
+	bufs_prepare();
+	/* A host read into a region the controller may only RDMA READ */
+	rkey = reg(1, fx.buf[1], 4096, ERNIC_MR_REMOTE_READ | ERNIC_MR_LOCAL_WRITE);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(host_untouched());
+	unreg(rkey);
+	/* A host write out of a region the controller may only RDMA WRITE */
+	rkey = reg(1, fx.buf[0], 4096, ERNIC_MR_REMOTE_WRITE | ERNIC_MR_LOCAL_WRITE);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, rkey, 0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(ns_untouched());
+	unreg(rkey);
+	/* A local-write-only region is good for neither */
+	rkey = reg(1, fx.buf[1], 4096, ERNIC_MR_LOCAL_WRITE);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(host_untouched());
+	unreg(rkey);
+	fx_down();
+}
+
+static void test_keyed_length_shorter_than_transfer_moves_nothing(void)
+{
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[1], 8192, RW_ACCESS);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 2048, rkey, 0);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_TRUE(host_untouched());
+	unreg(rkey);
+	fx_down();
+}
+
+static void test_identify_with_wrong_key_leaves_buffer_alone(void)
+{
+	struct nvme_sqe sqe;
+	uint32_t rkey;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[1], 4096, RW_ACCESS);
+	sqe_init(&sqe, NVME_ADMIN_IDENTIFY);
+	sqe.cdw10 = NVME_ID_CNS_CTRL;
+	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)fx.buf[1], 4096, rkey ^ 0x80, 0);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(host_untouched());
+	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)fx.buf[1], 4096, rkey, 0);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(((const struct nvme_id_ctrl *)fx.buf[1])->cntlid, fx.cntlid);
+	unreg(rkey);
+	fx_down();
+}
+
+static void test_connect_with_wrong_key_creates_no_controller(void)
+{
+	struct ernic_inproc_qpair *qp;
+	struct raw_q q = { 0 };
+	struct nvmf_connect_data *d = (struct nvmf_connect_data *)fx.buf[2];
+	struct nvme_sqe sqe;
+	struct nvmf_connect_cmd *cmd = (struct nvmf_connect_cmd *)&sqe;
+	struct ernic_counters c;
+	uint32_t rkey;
+
+	fx_up();
+	qp = ernic_inproc_qpair_create(fx.tgt, 32, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
+	q.qp = qp;
+	memset(d, 0, sizeof(*d));
+	d->cntlid = NVMF_CNTLID_DYNAMIC;
+	snprintf(d->subnqn, sizeof(d->subnqn), "%s", ernic_target_subnqn(fx.tgt));
+	snprintf(d->hostnqn, sizeof(d->hostnqn), "%s", HOSTNQN);
+	sqe_init(&sqe, NVME_FABRICS_COMMAND);
+	cmd->fctype = NVMF_FCTYPE_CONNECT;
+	cmd->sqsize = 31;
+	rkey = reg(1, d, 1024, ERNIC_MR_REMOTE_READ);
+	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)d, 1024, rkey + 1, 0);
+	CU_ASSERT_EQUAL(raw_status(&q, &sqe, NULL), NVME_SC_DATA_XFER_ERROR);
+	unreg(rkey);
+	ernic_target_counters(fx.tgt, &c);
+	CU_ASSERT_EQUAL(c.controllers, 1); /* the fixture's only */
+	ernic_inproc_qpair_destroy(qp);
+	fx_down();
+}
+
+static void test_sgl_type_not_keyed_is_sgl_invalid_type(void)
+{
+	static const uint8_t types[] = { NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_TYPE_BIT_BUCKET, NVME_SGL_TYPE_SEGMENT,
+					 NVME_SGL_TYPE_LAST_SEGMENT, NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, 0xE };
+	struct nvme_sgl_desc sgl;
+	struct nvme_sqe sqe;
+	uint32_t rkey;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[0], 4096, RW_ACCESS);
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(types); i++) {
+		/* A well-formed unkeyed descriptor of the right length over the same buffer */
+		memset(&sgl, 0, sizeof(sgl));
+		sgl.addr = (uintptr_t)fx.buf[0];
+		sgl.unkeyed.length = 4096;
+		sgl.id = NVME_SGL_ID(types[i], 0);
+		CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_SGL_INVALID_TYPE);
+		/* In-capsule data (type 0, subtype 1 offset) is not offered over RDMA */
+		sgl.addr = types[i] == 0 ? 0 : (uintptr_t)fx.buf[1];
+		sgl.id = NVME_SGL_ID(types[i], types[i] == 0 ? NVME_SGL_SUBTYPE_OFFSET : 0);
+		CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_SGL_INVALID_TYPE);
+	}
+	CU_ASSERT_TRUE(ns_untouched());
+	CU_ASSERT_TRUE(host_untouched());
+	/* Admin commands too */
+	sqe_init(&sqe, NVME_ADMIN_IDENTIFY);
+	sqe.cdw10 = NVME_ID_CNS_CTRL;
+	sqe.dptr.addr = (uintptr_t)fx.buf[1];
+	sqe.dptr.unkeyed.length = 4096;
+	sqe.dptr.id = NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SGL_INVALID_TYPE);
+	CU_ASSERT_TRUE(host_untouched());
+	unreg(rkey);
+	fx_down();
+}
+
+static void test_keyed_subtype_not_0_or_f_is_sgl_invalid_subtype(void)
+{
+	static const uint8_t subtypes[] = { 0x1, 0x2, 0x9, 0xA, 0xE };
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[0], 4096, RW_ACCESS);
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(subtypes); i++) {
+		nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, rkey, subtypes[i]);
+		CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_SGL_INVALID_SUBTYPE);
+		CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_SGL_INVALID_SUBTYPE);
+	}
+	CU_ASSERT_TRUE(ns_untouched());
+	/* The region survived all of that: subtype 0 still works with its key */
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, rkey, 0);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_SUCCESS);
+	unreg(rkey);
+	fx_down();
+}
+
+/* ===================================================== send with invalidate */
+
+static void test_subtype_f_invalidates_rkey_and_flags_completion(void)
+{
+	struct ernic_inproc_cpl cpl;
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey;
+	void *p;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[1], 4096, RW_ACCESS);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey, NVME_SGL_SUBTYPE_INVALIDATE_KEY);
+	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, ERNIC_INPROC_CPL_WITH_INV);
+	CU_ASSERT_EQUAL(cpl.inv_rkey, rkey);
+	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[1], 4096, ERNIC_MR_REMOTE_WRITE, &p), -EACCES);
+	/* Already invalid: a local invalidate now is refused, and the key is dead for I/O */
+	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, rkey), -EINVAL);
+	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
+	/* The region can be registered again at once (it is not still valid) */
+	rkey = reg(1, fx.buf[0], 4096, RW_ACCESS);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, rkey, NVME_SGL_SUBTYPE_INVALIDATE_KEY);
+	CU_ASSERT_EQUAL(write_with(&sgl, &cpl), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, ERNIC_INPROC_CPL_WITH_INV);
+	CU_ASSERT_EQUAL(cpl.inv_rkey, rkey);
+	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[0], 4096, ERNIC_MR_REMOTE_READ, &p), -EACCES);
+	fx_down();
+}
+
+static void test_subtype_0_leaves_rkey_valid(void)
+{
+	struct ernic_inproc_cpl cpl;
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey;
+	void *p;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[1], 4096, RW_ACCESS);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
+	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[1], 4096, ERNIC_MR_REMOTE_WRITE, &p), 0);
+	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, rkey), 0);
+	fx_down();
+}
+
+static void test_subtype_f_with_wrong_key_invalidates_nothing(void)
+{
+	struct ernic_inproc_cpl cpl;
+	struct nvme_sgl_desc sgl;
+	uint32_t rkey;
+	void *p;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg(1, fx.buf[1], 4096, RW_ACCESS);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey + 1, NVME_SGL_SUBTYPE_INVALIDATE_KEY);
+	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
+	CU_ASSERT_TRUE(host_untouched());
+	/* The real key is untouched */
+	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[1], 4096, ERNIC_MR_REMOTE_WRITE, &p), 0);
+	unreg(rkey);
+	fx_down();
+}
+
+static void test_host_submit_completes_with_invalidate_and_leaks_no_region(void)
+{
+	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_host_opts hopts = { .nr_io_queues = 1, .queue_size = 16 };
+	struct ernic_backend_cfg cfg;
+	struct ernic_host_ctrlr *hc;
+	struct ernic_host_qpair *qp;
+	struct ernic_target *tgt;
+	struct ernic_counters c;
+	char err[ERNIC_ERRLEN] = "";
+	static uint8_t buf[4096];
+	int bad = 0;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_BYTES;
+	CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(tgt, &hopts, &hc, err, sizeof(err)), 0);
+	qp = ernic_host_io_qpair(hc, 1);
+	for (int i = 0; i < 500; i++) {
+		struct nvme_sqe sqe;
+		struct ernic_host_cpl cpl = { .status = 0xFFFF };
+		uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
+
+		ernic_host_rw_sqe(&sqe, (i & 1) ? NVME_CMD_READ : NVME_CMD_WRITE, 1, (uint64_t)(i % 64), 1);
+		if (ernic_host_submit(qp, &sqe, buf, sizeof(buf), NULL)) {
+			bad++;
+			break;
+		}
+		while (ernic_host_poll(qp, &cpl, 1) == 0 && ernic_now_ns() < deadline)
+			sched_yield();
+		bad += cpl.status != 0;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_in_use, 32 + 16);
+	CU_ASSERT_EQUAL(c.mr_high_water, 32 + 16);
+	ernic_host_disconnect(hc);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_in_use, 0);
+	ernic_target_destroy(tgt);
+}
+
+/* =================================================================== MR budget */
+
+static struct ernic_target *budget_target(uint32_t max_mr, uint32_t queues, bool skip)
+{
+	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt = NULL;
+	char err[ERNIC_ERRLEN] = "";
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_BYTES;
+	cfg.max_mr = max_mr;
+	cfg.queues = queues;
+	cfg.queue_size = 128;
+	cfg.skip_mr_budget = skip;
+	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
+		fprintf(stderr, "%s\n", err);
+	return tgt;
+}
+
+static void test_mrs_in_use_after_connect_are_n_queue_size_plus_32(void)
+{
+	static const uint32_t ns[] = { 1, 2, 4, 7, 15 };
+	struct ernic_target *tgt = budget_target(2048, 15, false);
+	char err[ERNIC_ERRLEN] = "";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(ns); i++) {
+		struct ernic_host_opts hopts = { .nr_io_queues = ns[i] };
+		struct ernic_host_ctrlr *hc = NULL;
+		struct ernic_counters c;
+
+		CU_ASSERT_EQUAL_FATAL(ernic_host_connect(tgt, &hopts, &hc, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(ernic_host_nr_io_queues(hc), ns[i]);
+		CU_ASSERT_EQUAL(ernic_host_qpair_depth(ernic_host_io_qpair(hc, 1)), 128);
+		CU_ASSERT_EQUAL(ernic_host_qpair_depth(ernic_host_admin_qpair(hc)), 32);
+		ernic_target_counters(tgt, &c);
+		CU_ASSERT_EQUAL(c.mr_in_use, ns[i] * 128 + 32);
+		CU_ASSERT_EQUAL(c.io_queues, ns[i]);
+		CU_ASSERT_EQUAL(c.controllers, 1);
+		ernic_host_disconnect(hc);
+		ernic_target_counters(tgt, &c);
+		CU_ASSERT_EQUAL(c.mr_in_use, 0);
+		CU_ASSERT_EQUAL(c.io_queues, 0);
+		CU_ASSERT_EQUAL(c.controllers, 0);
+	}
+	ernic_target_destroy(tgt);
+}
+
+static void test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32(void)
+{
+	struct ernic_target *tgt = budget_target(2048, 15, false);
+	struct ernic_host_ctrlr *hc = NULL;
+	struct ernic_counters c;
+	char err[ERNIC_ERRLEN] = "";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(tgt, NULL, &hc, err, sizeof(err)), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_in_use, 15 * 128 + 32);
+	CU_ASSERT_EQUAL(c.mr_max, 2048);
+	CU_ASSERT_EQUAL(c.mr_high_water, 1952);
+	ernic_host_disconnect(hc);
+	ernic_target_destroy(tgt);
+}
+
+static void test_seed_1024_table_with_8_queues_fails_at_qid_8_twice(void)
+{
+	struct ernic_target *tgt = budget_target(1024, 8, true);
+	struct ernic_host_ctrlr *hc = NULL;
+	struct ernic_counters c;
+	char err[ERNIC_ERRLEN];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		memset(err, 0, sizeof(err));
+		CU_ASSERT_NOT_EQUAL(ernic_host_connect(tgt, NULL, &hc, err, sizeof(err)), 0);
+		CU_ASSERT_STRING_EQUAL(err, "failed to initialize MR pool sized 128 for QID 8");
+		ernic_target_counters(tgt, &c);
+		CU_ASSERT_EQUAL(c.mr_in_use, 0);
+		CU_ASSERT_EQUAL(c.controllers, 0);
+		CU_ASSERT_EQUAL(c.io_queues, 0);
+		/* It got as far as the whole table: 32 + 7 * 128 + 96 */
+		CU_ASSERT_EQUAL(c.mr_high_water, 1024);
+	}
+	/* Nothing leaked: seven queues (928 regions) still fit */
+	{
+		struct ernic_host_opts hopts = { .nr_io_queues = 7 };
+
+		CU_ASSERT_EQUAL(ernic_host_connect(tgt, &hopts, &hc, err, sizeof(err)), 0);
+		ernic_target_counters(tgt, &c);
+		CU_ASSERT_EQUAL(c.mr_in_use, 7 * 128 + 32);
+		ernic_host_disconnect(hc);
+	}
+	ernic_target_destroy(tgt);
+}
+
+static void test_budget_check_refuses_the_seed_config_up_front(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt = NULL;
+	char err[ERNIC_ERRLEN] = "";
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_BYTES;
+	cfg.max_mr = 1024;
+	cfg.queues = 8;
+	CU_ASSERT_NOT_EQUAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NULL(tgt);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "queues"));
+}
+
+UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
+	UT_CASE(test_wrong_key_is_data_transfer_error_and_nothing_moves),
+	UT_CASE(test_stale_key_after_invalidate_is_data_transfer_error),
+	UT_CASE(test_destroyed_region_key_is_data_transfer_error),
+	UT_CASE(test_address_outside_region_is_data_transfer_error),
+	UT_CASE(test_missing_access_right_is_data_transfer_error),
+	UT_CASE(test_keyed_length_shorter_than_transfer_moves_nothing),
+	UT_CASE(test_identify_with_wrong_key_leaves_buffer_alone),
+	UT_CASE(test_connect_with_wrong_key_creates_no_controller), UT_CASE(test_sgl_type_not_keyed_is_sgl_invalid_type),
+	UT_CASE(test_keyed_subtype_not_0_or_f_is_sgl_invalid_subtype),
+	UT_CASE(test_subtype_f_invalidates_rkey_and_flags_completion), UT_CASE(test_subtype_0_leaves_rkey_valid),
+	UT_CASE(test_subtype_f_with_wrong_key_invalidates_nothing),
+	UT_CASE(test_host_submit_completes_with_invalidate_and_leaks_no_region),
+	UT_CASE(test_mrs_in_use_after_connect_are_n_queue_size_plus_32),
+	UT_CASE(test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32),
+	UT_CASE(test_seed_1024_table_with_8_queues_fails_at_qid_8_twice),
+	UT_CASE(test_budget_check_refuses_the_seed_config_up_front))
