@@ -524,7 +524,7 @@ static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *r
 	e->error_count = ++ctrlr->err_count;
 	e->sqid = req->sq->qid;
 	e->cmdid = req->sqe.cid;
-	e->status_field = (uint16_t)(status << 1);
+	e->status_field = (uint16_t)(status << 1) | NVME_CQE_STATUS_DNR; /* as the CQE's (Base Figure 205) */
 	e->parm_error_location = 0xFFFF;
 	e->nsid = req->sqe.nsid;
 	if (req->sq->qid && (req->sqe.opc == NVME_CMD_READ || req->sqe.opc == NVME_CMD_WRITE))
