@@ -225,8 +225,8 @@ static void smart_log(struct ernic_ctrlr *ctrlr, struct nvme_smart_log *log)
 	log->spare_thresh = 10;
 	log->percent_used = 0;
 	/* Data units are thousands of 512-byte units, rounded up (Base Figure 207). */
-	put_u128(log->data_units_read, (c.bytes_read / 512 + 999) / 1000);
-	put_u128(log->data_units_written, (c.bytes_written / 512 + 999) / 1000);
+	put_u128(log->data_units_read, (c.io_bytes_read / 512 + 999) / 1000);
+	put_u128(log->data_units_written, (c.io_bytes_written / 512 + 999) / 1000);
 	put_u128(log->host_reads, reads);
 	put_u128(log->host_writes, writes);
 	put_u128(log->power_cycles, 1);

@@ -121,8 +121,10 @@ int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len)
 	json_opcodes(&j, "admin_cmds", c->admin_cmds, true);
 	jprintf(&j, ",");
 	json_opcodes(&j, "io_cmds", c->io_cmds, false);
-	jprintf(&j, ",\"bytes_read\":%llu,\"bytes_written\":%llu,\"errors\":{", (unsigned long long)c->bytes_read,
-		(unsigned long long)c->bytes_written);
+	jprintf(&j, ",\"bytes_read\":%llu,\"bytes_written\":%llu,\"io_bytes_read\":%llu,\"io_bytes_written\":%llu,"
+		"\"errors\":{",
+		(unsigned long long)c->bytes_read, (unsigned long long)c->bytes_written,
+		(unsigned long long)c->io_bytes_read, (unsigned long long)c->io_bytes_written);
 	for (int i = 0; i < NVME_STATUS_COUNT; i++) {
 		if (!c->errors[i])
 			continue;

@@ -230,6 +230,8 @@ static void stats_add(struct ernic_counters *c, const struct ernic_sq_stats *s, 
 		cmds[i] += s->cmds[i];
 	c->bytes_read += s->bytes_read;
 	c->bytes_written += s->bytes_written;
+	c->io_bytes_read += s->io_bytes_read;
+	c->io_bytes_written += s->io_bytes_written;
 	for (int i = 0; i < NVME_STATUS_COUNT; i++)
 		c->errors[i] += s->errors[i];
 }
@@ -242,6 +244,8 @@ void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c)
 	memcpy(c->io_cmds, tgt->retired_io_cmds, sizeof(c->io_cmds));
 	c->bytes_read = tgt->retired.bytes_read;
 	c->bytes_written = tgt->retired.bytes_written;
+	c->io_bytes_read = tgt->retired.io_bytes_read;
+	c->io_bytes_written = tgt->retired.io_bytes_written;
 	memcpy(c->errors, tgt->retired.errors, sizeof(c->errors));
 	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next)
 		stats_add(c, &sq->stats, sq->qid == 0);
@@ -489,6 +493,8 @@ void ernic_sq_destroy(struct ernic_sq *sq)
 	}
 	tgt->retired.bytes_read += sq->stats.bytes_read;
 	tgt->retired.bytes_written += sq->stats.bytes_written;
+	tgt->retired.io_bytes_read += sq->stats.io_bytes_read;
+	tgt->retired.io_bytes_written += sq->stats.io_bytes_written;
 	for (int i = 0; i < NVME_STATUS_COUNT; i++)
 		tgt->retired.errors[i] += sq->stats.errors[i];
 	if (sq->live_prev)

@@ -66,11 +66,13 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, true);
 		sq->stats.bytes_written += len;
+		sq->stats.io_bytes_written += len;
 	} else {
 		rc = ns->ops->read(ns, buf, slba << ns->lba_shift, (uint32_t)len);
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, false);
 		sq->stats.bytes_read += len;
+		sq->stats.io_bytes_read += len;
 	}
 	return NVME_SC_SUCCESS;
 }

@@ -134,6 +134,8 @@ struct ernic_sq_stats {
 	uint64_t cmds[256];
 	uint64_t bytes_read;
 	uint64_t bytes_written;
+	uint64_t io_bytes_read;	   /* by Read only: SMART's data units */
+	uint64_t io_bytes_written; /* by Write only */
 	uint64_t errors[NVME_STATUS_COUNT];
 };
 

@@ -21,8 +21,8 @@
 #include "rdma.h"
 
 #define POLLER_MAX_QPAIRS 1024
-#define POLLER_SPIN_NS 5000ull /* busy-poll this long after the last capsule, then yield */
-#define POLLER_YIELD_NS 2000000ull     /* then yield the CPU this long */
+#define POLLER_SPIN_LOOPS 256 /* empty polls (a few microseconds) before yielding the CPU */
+#define POLLER_YIELD_NS 2000000ull     /* then yield the CPU this long before sleeping */
 #define POLLER_SLEEP_NS 100000000ull   /* then sleep, waking this often for keep-alive */
 #define POLLER_KEEP_ALIVE_NS 100000000ull
 
@@ -125,12 +125,14 @@ static uint32_t inproc_process(struct ernic_inproc_qpair *qp)
 		}
 		req->sqe = *sqe;
 		if (ERNIC_UNLIKELY(qp->admin)) {
-			pthread_mutex_lock(&qp->cq_lock);
-			if (ernic_req_exec(req) == ERNIC_EXEC_HELD)
-				qp->held[slot] = 1;
-			else
-				inproc_post(qp, req);
-			pthread_mutex_unlock(&qp->cq_lock);
+			/*
+			 * Marked held before it runs: an event may complete the AER on
+			 * another thread before ernic_req_exec() returns. cq_lock is
+			 * a leaf lock, never held across the core.
+			 */
+			qp->held[slot] = sqe->opc == NVME_ADMIN_ASYNC_EVENT;
+			if (ernic_req_exec(req) == ERNIC_EXEC_DONE)
+				inproc_complete(req);
 			continue;
 		}
 		if (ERNIC_LIKELY(ernic_req_exec(req) == ERNIC_EXEC_DONE))
@@ -156,7 +158,8 @@ static bool poller_has_work(struct ernic_inproc_poller *p)
 static void *poller_main(void *arg)
 {
 	struct ernic_inproc_poller *p = arg;
-	uint64_t last_work = ernic_now_ns(), last_ka = last_work;
+	uint64_t idle_since = 0, last_ka = ernic_now_ns(), loops = 0;
+	uint32_t idle_spins = 0;
 	char name[16];
 
 	snprintf(name, sizeof(name), "ernic-poll%u", p->id);
@@ -174,20 +177,32 @@ static void *poller_main(void *arg)
 			if (qp)
 				work += inproc_process(qp);
 		}
+		/* Keep-alive timers are checked even when the poller never goes idle. */
+		if (ERNIC_UNLIKELY((++loops & 0xFFFF) == 0) && p->id == 0) {
+			now = ernic_now_ns();
+			if (now - last_ka > POLLER_KEEP_ALIVE_NS) {
+				ernic_target_check_keep_alive(p->tgt);
+				last_ka = now;
+			}
+		}
 		if (work) {
-			last_work = 0;
+			idle_spins = 0;
+			idle_since = 0;
+			continue;
+		}
+		/* Short gaps between capsules: spin without touching the clock. */
+		if (++idle_spins < POLLER_SPIN_LOOPS) {
+			cpu_relax();
 			continue;
 		}
 		now = ernic_now_ns();
-		if (!last_work)
-			last_work = now;
+		if (!idle_since)
+			idle_since = now;
 		if (p->id == 0 && now - last_ka > POLLER_KEEP_ALIVE_NS) {
 			ernic_target_check_keep_alive(p->tgt);
 			last_ka = now;
 		}
-		if (now - last_work < POLLER_SPIN_NS) {
-			cpu_relax();
-		} else if (now - last_work < POLLER_SPIN_NS + POLLER_YIELD_NS) {
+		if (now - idle_since < POLLER_YIELD_NS) {
 			sched_yield();
 		} else {
 			struct timespec ts = { 0, (long)POLLER_SLEEP_NS };
@@ -197,7 +212,8 @@ static void *poller_main(void *arg)
 			if (!poller_has_work(p) && !atomic_load(&p->stop))
 				futex(&p->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts);
 			atomic_store(&p->sleeping, 0);
-			last_work = ernic_now_ns() - POLLER_SPIN_NS; /* woken: go on yielding, not sleeping */
+			/* Woken: go on yielding for a while before sleeping again. */
+			idle_since = ernic_now_ns();
 		}
 	}
 	return NULL;

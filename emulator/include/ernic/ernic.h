@@ -79,7 +79,7 @@ void ernic_backend_cfg_init(struct ernic_backend_cfg *cfg);
  */
 int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *err, size_t errlen);
 
-/* Check the MR budget alone: queues * queue_size + 32 <= max_mr. */
+/* Check the queue count: queues * queue_size + 32 <= max_mr, and at most ERNIC_MAX_IO_QUEUES. */
 int ernic_backend_check_budget(const struct ernic_backend_cfg *cfg, char *err, size_t errlen);
 
 /* Highest queue count the budget allows: (max_mr - 32) / queue_size. */
@@ -133,8 +133,10 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid);
  * struct ernic_counters - what a target has done, summed over its queues
  * @admin_cmds: admin commands by opcode (Fabrics commands under 0x7F)
  * @io_cmds: I/O commands by opcode
- * @bytes_read: bytes moved controller to host (RDMA WRITE)
- * @bytes_written: bytes moved host to controller (RDMA READ)
+ * @bytes_read: bytes moved controller to host (RDMA WRITE), admin data included
+ * @bytes_written: bytes moved host to controller (RDMA READ), admin data included
+ * @io_bytes_read: the part of @bytes_read moved by Read commands (SMART's data units)
+ * @io_bytes_written: the part of @bytes_written moved by Write commands
  * @errors: failed commands by status (SCT << 8 | SC)
  * @mr_in_use: memory regions allocated in the table now
  * @mr_high_water: most regions ever allocated at once
@@ -147,6 +149,8 @@ struct ernic_counters {
 	uint64_t io_cmds[256];
 	uint64_t bytes_read;
 	uint64_t bytes_written;
+	uint64_t io_bytes_read;
+	uint64_t io_bytes_written;
 	uint64_t errors[NVME_STATUS_COUNT];
 	uint32_t mr_in_use;
 	uint32_t mr_high_water;
