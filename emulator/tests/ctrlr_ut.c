@@ -1625,6 +1625,8 @@ static void test_counters_survive_queue_destruction(void)
 	CU_ASSERT_EQUAL(c->admin_cmds[NVME_FABRICS_COMMAND], 3); /* Connect, Set CC, Get CSTS */
 	CU_ASSERT_EQUAL(c->bytes_read, 8192);
 	CU_ASSERT_EQUAL(c->bytes_written, 4096 + 2 * 1024);
+	CU_ASSERT_EQUAL(c->io_bytes_read, 8192);
+	CU_ASSERT_EQUAL(c->io_bytes_written, 4096);
 	CU_ASSERT_EQUAL(c->errors[NVME_SC_INVALID_NS], 1);
 	fx_fini();
 }

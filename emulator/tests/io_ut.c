@@ -610,6 +610,8 @@ static void test_backend_other_errno_is_internal_error(void)
 	CU_ASSERT_EQUAL(c.io_cmds[NVME_CMD_WRITE], 1);
 	CU_ASSERT_EQUAL(c.bytes_written, 2 * 1024);
 	CU_ASSERT_EQUAL(c.bytes_read, 4096);
+	CU_ASSERT_EQUAL(c.io_bytes_written, 0);
+	CU_ASSERT_EQUAL(c.io_bytes_read, 0);
 	fx_down();
 }
 
@@ -793,6 +795,8 @@ static void test_counters_exact_after_connect_and_io(void)
 	CU_ASSERT_EQUAL(c0.io_cmds[NVME_FABRICS_COMMAND], 1);
 	CU_ASSERT_EQUAL(c0.bytes_written, 2 * 1024); /* two Connect data blocks */
 	CU_ASSERT_EQUAL(c0.bytes_read, 4096);	     /* Identify Controller */
+	CU_ASSERT_EQUAL(c0.io_bytes_written, 0);     /* none of it is user data */
+	CU_ASSERT_EQUAL(c0.io_bytes_read, 0);
 	CU_ASSERT_EQUAL(c0.controllers, 1);
 	CU_ASSERT_EQUAL(c0.io_queues, 1);
 	CU_ASSERT_EQUAL(c0.mr_in_use, 32 + 32);
@@ -815,6 +819,8 @@ static void test_counters_exact_after_connect_and_io(void)
 	CU_ASSERT_EQUAL(c.io_cmds[NVME_CMD_WRITE_ZEROES], 1);
 	CU_ASSERT_EQUAL(c.bytes_written - c0.bytes_written, 5 * 8192);
 	CU_ASSERT_EQUAL(c.bytes_read - c0.bytes_read, 3 * 4096);
+	CU_ASSERT_EQUAL(c.io_bytes_written, 5 * 8192);
+	CU_ASSERT_EQUAL(c.io_bytes_read, 3 * 4096);
 	CU_ASSERT_EQUAL(c.errors[NVME_SC_LBA_RANGE], 1);
 	CU_ASSERT_EQUAL(c.errors[NVME_SC_INVALID_NS], 2);
 	CU_ASSERT_EQUAL(c.errors[NVME_SC_SUCCESS], 0);
@@ -837,6 +843,8 @@ static void test_counters_exact_after_connect_and_io(void)
 	CU_ASSERT_TRUE(has(json, want));
 	snprintf(want, sizeof(want), "\"bytes_written\":%llu,", (unsigned long long)(2048 + 5 * 8192));
 	CU_ASSERT_TRUE(has(json, want));
+	CU_ASSERT_TRUE(has(json, "\"io_bytes_read\":12288,"));
+	CU_ASSERT_TRUE(has(json, "\"io_bytes_written\":40960,"));
 	CU_ASSERT_TRUE(has(json, "\"mr_in_use\":64,"));
 	CU_ASSERT_TRUE(has(json, "\"controllers\":1,"));
 	CU_ASSERT_TRUE(has(json, "\"io_queues\":1}"));
