@@ -255,6 +255,34 @@ void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c)
 	ernic_mr_usage(tgt->mr, &c->mr_in_use, &c->mr_high_water, &c->mr_max);
 }
 
+int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struct ernic_counters *c)
+{
+	struct ernic_ctrlr *ctrlr = NULL;
+
+	pthread_mutex_lock(&tgt->lock);
+	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS && !ctrlr; i++)
+		if (tgt->ctrlrs[i] && tgt->ctrlrs[i]->cntlid == cntlid)
+			ctrlr = tgt->ctrlrs[i];
+	if (!ctrlr) {
+		pthread_mutex_unlock(&tgt->lock);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&ctrlr->lock);
+	*c = ctrlr->detached;
+	for (uint32_t qid = 0; qid <= ERNIC_MAX_IO_QUEUES; qid++) {
+		if (!ctrlr->sqs[qid])
+			continue;
+		stats_add(c, &ctrlr->sqs[qid]->stats, qid == 0);
+		c->io_queues += qid != 0;
+	}
+	pthread_mutex_unlock(&ctrlr->lock);
+	pthread_mutex_unlock(&tgt->lock);
+	c->controllers = 1;
+	/* Regions belong to the RNIC's table, shared by every controller. */
+	ernic_mr_usage(tgt->mr, &c->mr_in_use, &c->mr_high_water, &c->mr_max);
+	return 0;
+}
+
 /* ------------------------------------------------------------- controllers */
 
 struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
@@ -384,6 +412,7 @@ static void ctrlr_detach_sq(struct ernic_sq *sq)
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
 	if (ctrlr->sqs[sq->qid] == sq) {
+		stats_add(&ctrlr->detached, &sq->stats, sq->qid == 0);
 		ctrlr->sqs[sq->qid] = NULL;
 		ctrlr->nr_sqs--;
 		if (sq->qid)

@@ -505,6 +505,11 @@ uint32_t ernic_host_nr_io_queues(const struct ernic_host_ctrlr *hc)
 	return hc->nr_io;
 }
 
+int ernic_host_counters(struct ernic_host_ctrlr *hc, struct ernic_counters *c)
+{
+	return ernic_target_ctrlr_counters(hc->tgt, hc->cntlid, c);
+}
+
 uint16_t ernic_host_cntlid(const struct ernic_host_ctrlr *hc)
 {
 	return hc->cntlid;

@@ -262,6 +262,7 @@ struct ernic_ctrlr {
 	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	uint64_t start_ns;
+	struct ernic_counters detached; /* what queues did before they left this controller */
 };
 
 struct ernic_inproc;

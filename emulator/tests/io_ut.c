@@ -897,6 +897,49 @@ static void test_counters_json_of_zeroes(void)
 	CU_ASSERT_TRUE(has(json, "\"WRITE_FAULT\":7"));
 }
 
+/* Two hosts on one target: each controller counts its own commands and bytes, the target the sum. */
+static void test_per_controller_counters_split_by_host(void)
+{
+	struct ernic_host_opts hopts = { .nr_io_queues = 1 };
+	struct ernic_host_ctrlr *hc2 = NULL;
+	struct ernic_host_qpair *qp1;
+	struct ernic_counters c1, c2, all;
+	char err[ERNIC_ERRLEN] = "";
+	uint8_t *buf = aligned_alloc(4096, 8192);
+
+	CU_ASSERT_FATAL(fx_up(4096, false));
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(fx.tgt, &hopts, &hc2, err, sizeof(err)), 0);
+	CU_ASSERT_NOT_EQUAL(ernic_host_cntlid(hc2), ernic_host_cntlid(fx.hc));
+	fill(buf, 8192, 7);
+	/* Host 1: three 4 KiB reads; host 2: one 8 KiB write. */
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, (uint64_t)i, 1, buf, 4096), NVME_SC_SUCCESS);
+	qp1 = fx.qp;
+	fx.qp = ernic_host_io_qpair(hc2, 1);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 10, 2, buf, 8192), NVME_SC_SUCCESS);
+	fx.qp = qp1;
+
+	CU_ASSERT_EQUAL(ernic_host_counters(fx.hc, &c1), 0);
+	CU_ASSERT_EQUAL(ernic_host_counters(hc2, &c2), 0);
+	ernic_target_counters(fx.tgt, &all);
+	CU_ASSERT_EQUAL(c1.io_cmds[NVME_CMD_READ], 3);
+	CU_ASSERT_EQUAL(c1.io_cmds[NVME_CMD_WRITE], 0);
+	CU_ASSERT_EQUAL(c1.io_bytes_read, 3 * 4096);
+	CU_ASSERT_EQUAL(c2.io_cmds[NVME_CMD_WRITE], 1);
+	CU_ASSERT_EQUAL(c2.io_cmds[NVME_CMD_READ], 0);
+	CU_ASSERT_EQUAL(c2.io_bytes_written, 8192);
+	CU_ASSERT_EQUAL(c1.controllers, 1);
+	CU_ASSERT_EQUAL(c1.io_queues, 1);
+	CU_ASSERT_EQUAL(all.io_cmds[NVME_CMD_READ], 3);
+	CU_ASSERT_EQUAL(all.io_cmds[NVME_CMD_WRITE], 1);
+	CU_ASSERT_EQUAL(all.controllers, 2);
+	/* A CNTLID no controller has */
+	CU_ASSERT_EQUAL(ernic_target_ctrlr_counters(fx.tgt, 0xFFEE, &c1), -ENOENT);
+	ernic_host_disconnect(hc2);
+	free(buf);
+	fx_down();
+}
+
 UT_MAIN("io", UT_CASE(test_ram_4096_write_read_round_trip), UT_CASE(test_ram_512_write_read_round_trip),
 	UT_CASE(test_file_4096_round_trip_created_and_sized), UT_CASE(test_file_512_round_trip_created_and_sized),
 	UT_CASE(test_file_data_survives_target_restart), UT_CASE(test_file_existing_larger_is_not_truncated),
@@ -910,4 +953,4 @@ UT_MAIN("io", UT_CASE(test_ram_4096_write_read_round_trip), UT_CASE(test_ram_512
 	UT_CASE(test_backend_other_errno_is_internal_error), UT_CASE(test_vwc_off_makes_every_write_flush),
 	UT_CASE(test_second_namespace_is_separate), UT_CASE(test_json_checker_rejects_malformed),
 	UT_CASE(test_counters_exact_after_connect_and_io), UT_CASE(test_counters_after_disconnect),
-	UT_CASE(test_counters_json_of_zeroes))
+	UT_CASE(test_counters_json_of_zeroes), UT_CASE(test_per_controller_counters_split_by_host))

@@ -160,6 +160,11 @@ struct ernic_counters {
 };
 
 void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c);
+/*
+ * One controller's counters (its queues, including ones already disconnected);
+ * the MR fields are the shared table's. -ENOENT for an unknown CNTLID.
+ */
+int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struct ernic_counters *c);
 /* The counters as one JSON object. Returns bytes written (excl. NUL) or -ENOSPC. */
 int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len);
 const char *ernic_status_str(uint16_t status);
@@ -201,6 +206,8 @@ int ernic_host_connect(struct ernic_target *tgt, const struct ernic_host_opts *o
 void ernic_host_disconnect(struct ernic_host_ctrlr *hc);
 
 uint32_t ernic_host_nr_io_queues(const struct ernic_host_ctrlr *hc);
+/* The counters of the controller this host is connected to. */
+int ernic_host_counters(struct ernic_host_ctrlr *hc, struct ernic_counters *c);
 uint16_t ernic_host_cntlid(const struct ernic_host_ctrlr *hc);
 const struct nvme_id_ctrl *ernic_host_id_ctrl(const struct ernic_host_ctrlr *hc);
 /*
