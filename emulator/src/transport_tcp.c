@@ -49,6 +49,7 @@
 #define TCP_MAX_HLEN (TCP_IC_HLEN + NVME_TCP_DIGEST_LEN)
 /* PDO is 8 bits, so padding before data never exceeds this. */
 #define TCP_MAX_PAD 256
+#define TCP_RBUF_SIZE (16 * 1024)
 /* A command's data buffer: one MDTS transfer, or the largest in-capsule data. */
 #define TCP_REQ_BUF_SIZE MAX(ERNIC_MAX_XFER, ERNIC_TCP_IN_CAPSULE_DATA)
 /* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
@@ -113,6 +114,9 @@ struct tcp_conn {
 	uint8_t hdr[TCP_MAX_HLEN];
 	uint32_t hdr_len; /* header bytes held, for the C2HTermReq copy */
 	uint8_t scratch[TCP_MAX_PAD];
+	/* One recv() usually brings a whole capsule, often several: parse them from here. */
+	uint32_t rhead, rtail;
+	uint8_t rbuf[TCP_RBUF_SIZE];
 
 	struct tcp_conn *next; /* port's list */
 };
@@ -512,10 +516,29 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 	int rc;
 
 	while (got < len) {
-		ssize_t n = recv(conn->fd, p + got, len - got, MSG_DONTWAIT);
+		size_t avail = conn->rtail - conn->rhead;
+		bool direct;
+		ssize_t n;
 
-		if (n > 0) {
+		if (avail) {
+			n = (ssize_t)MIN(avail, len - got);
+			memcpy(p + got, conn->rbuf + conn->rhead, (size_t)n);
+			conn->rhead += (uint32_t)n;
 			got += (size_t)n;
+			continue;
+		}
+		conn->rhead = conn->rtail = 0;
+		/* A large remainder (data) goes straight to its destination, copied once. */
+		direct = len - got >= sizeof(conn->rbuf);
+		if (direct)
+			n = recv(conn->fd, p + got, len - got, MSG_DONTWAIT);
+		else
+			n = recv(conn->fd, conn->rbuf, sizeof(conn->rbuf), MSG_DONTWAIT);
+		if (n > 0) {
+			if (direct)
+				got += (size_t)n;
+			else
+				conn->rtail = (uint32_t)n;
 			continue;
 		}
 		if (n == 0)
