@@ -55,6 +55,7 @@ struct ernic_options {
 	unsigned int queues;
 	char *stats;
 	unsigned int host_checks;
+	unsigned int stage_sample;
 };
 
 static struct fio_option options[] = {
@@ -101,6 +102,18 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
+		.name	= "ernic_stage_sample",
+		.lname	= "ernic stage sampling",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct ernic_options, stage_sample),
+		.minval	= 0,
+		.def	= "0",
+		.help	= "Stamp 1 in N commands at each stage (host driver, transport to target, target driver, "
+			  "storage, transport to host) and put the stage means in ernic_stats (0: off; ntprof samples 1 in 1000)",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
 		.name	= NULL,
 	},
 };
@@ -127,6 +140,7 @@ static struct {
 	uint32_t lba_shift;
 	uint64_t ns_size;
 	char *stats_path;
+	uint32_t stage_sample; /* the first job's ernic_stage_sample, for every queue */
 	uint64_t ios, capsules, split_ios;
 } ernic_run = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -277,6 +291,7 @@ static void ernic_run_teardown(void)
 	ernic_run.backend = NULL;
 	ernic_run.stats_path = NULL;
 	ernic_run.nr_queues = 0;
+	ernic_run.stage_sample = 0;
 	ernic_run.ios = ernic_run.capsules = ernic_run.split_ios = 0;
 }
 
@@ -350,6 +365,10 @@ static int ernic_run_setup(struct thread_data *td)
 		ernic_run.queues[i].qp = ernic_host_io_qpair(ernic_run.hc, (uint16_t)(i + 1));
 		pthread_mutex_init(&ernic_run.queues[i].lock, NULL);
 	}
+	/* Before any job submits: every job's init waits for this one's under ernic_run.lock. */
+	ernic_run.stage_sample = o->stage_sample;
+	if (ernic_run.stage_sample)
+		ernic_host_set_stage_sampling(ernic_run.hc, ernic_run.stage_sample);
 	return 0;
 fail:
 	ernic_run_teardown();
@@ -434,6 +453,10 @@ static int fio_ernic_init(struct thread_data *td)
 	ernic_run.refs++;
 	if (o->stats && *o->stats && !ernic_run.stats_path)
 		ernic_run.stats_path = strdup(o->stats);
+	if (o->stage_sample != ernic_run.stage_sample)
+		log_info("ernic: job %s asks for ernic_stage_sample=%u; the run's first job set %" PRIu32
+			 " for every queue\n",
+			 td->o.name, o->stage_sample, ernic_run.stage_sample);
 
 	/*
 	 * thread_number is the count of jobs in the run: a qpair is shared
@@ -739,6 +762,23 @@ static struct io_u *fio_ernic_event(struct thread_data *td, int event)
 	return job->events[event];
 }
 
+/* ", \"stages\": {...}" with the sampled stage means and maxima in us, or nothing when off. */
+static void ernic_write_stages(FILE *f)
+{
+	struct ernic_stage_stats s;
+
+	if (!ernic_run.stage_sample)
+		return;
+	ernic_host_stage_stats(ernic_run.hc, &s);
+	fprintf(f, ", \"stages\": {\"sample_every\": %" PRIu32 ", \"samples\": %" PRIu64, ernic_run.stage_sample,
+		s.samples);
+	for (int k = 0; k < ERNIC_STAGE_COUNT; k++)
+		fprintf(f, ", \"%s_us\": %.3f, \"%s_max_us\": %.3f", ernic_stage_name((enum ernic_stage)k),
+			s.samples ? (double)s.sum_ns[k] / (double)s.samples / 1000.0 : 0.0,
+			ernic_stage_name((enum ernic_stage)k), (double)s.max_ns[k] / 1000.0);
+	fputc('}', f);
+}
+
 static int ernic_write_stats(const char *path)
 {
 	struct ernic_counters c;
@@ -773,9 +813,11 @@ static int ernic_write_stats(const char *path)
 	}
 	fprintf(f,
 		"{\"backend\": \"%s\", \"io_queues\": %" PRIu32 ", \"mdts_bytes\": %u, \"ios\": %" PRIu64
-		", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64 ", \"target\": %s}\n",
+		", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64 ", \"target\": %s",
 		ernic_run.backend, ernic_run.nr_queues, ERNIC_MAX_XFER, ernic_run.ios, ernic_run.capsules,
 		ernic_run.split_ios, buf);
+	ernic_write_stages(f);
+	fputs("}\n", f);
 	free(buf);
 	if (fclose(f))
 		return -errno;

@@ -24,6 +24,17 @@ struct ernic_host_slot {
 	uint32_t mr_handle;
 	uint32_t rkey;
 	bool mr_valid;
+	bool sampled; /* its command carries stage stamps */
+};
+
+/*
+ * Stage times of a queue's sampled commands. One writer (the thread that
+ * reaps the queue), readers anywhere: relaxed atomics, plain moves on x86.
+ */
+struct ernic_host_stage_acc {
+	_Atomic uint64_t samples;
+	_Atomic uint64_t sum_ns[ERNIC_STAGE_COUNT];
+	_Atomic uint64_t max_ns[ERNIC_STAGE_COUNT];
 };
 
 struct ernic_host_qpair {
@@ -38,6 +49,10 @@ struct ernic_host_qpair {
 	uint16_t *free_cids;
 	struct ernic_host_slot *slots;
 	uint32_t nr_mrs; /* regions allocated so far for this queue's pool */
+	/* Commands until the next sampled one; UINT64_MAX (never, in practice) when off. */
+	uint64_t sample_left;
+	uint32_t sample_every;
+	struct ernic_host_stage_acc stages;
 };
 
 struct ernic_host_ctrlr {
@@ -81,6 +96,7 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 	qp->qid = qid;
 	qp->depth = depth;
 	qp->mr = hc->tgt->mr;
+	qp->sample_left = UINT64_MAX;
 	qp->slots = calloc(depth, sizeof(*qp->slots));
 	qp->free_cids = calloc(depth, sizeof(*qp->free_cids));
 	if (!qp->slots || !qp->free_cids) {
@@ -131,12 +147,18 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 	struct ernic_inproc_qpair *tq = qp->tq;
 	struct ernic_host_slot *slot;
 	struct nvme_sqe *dst;
+	uint64_t t_submit = 0;
 	uint16_t cid;
 
 	if (ERNIC_UNLIKELY(!qp->nr_free))
 		return -EBUSY;
 	if (ERNIC_UNLIKELY(len > NVME_KEYED_SGL_MAX_LEN))
 		return -EINVAL;
+	/* After the refusals, so 1 in N is of the commands that go out. */
+	if (ERNIC_UNLIKELY(--qp->sample_left == 0)) {
+		qp->sample_left = qp->sample_every ? qp->sample_every : UINT64_MAX;
+		t_submit = ernic_now_ns();
+	}
 	cid = qp->free_cids[qp->nr_free - 1];
 	slot = &qp->slots[cid];
 	dst = &tq->sq_ring[qp->sq_tail & tq->mask];
@@ -149,8 +171,11 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 
 		/* FRWR: a new key for every registration, so a stale rkey can never hit. */
 		rc = ernic_mr_fast_reg(qp->mr, slot->mr_handle, buf, len, data_access(sqe), &rkey);
-		if (ERNIC_UNLIKELY(rc))
+		if (ERNIC_UNLIKELY(rc)) {
+			if (t_submit)
+				qp->sample_left = 1; /* the next command takes the sample */
 			return rc;
+		}
 		slot->rkey = rkey;
 		slot->mr_valid = true;
 		nvme_keyed_sgl_set(&dst->dptr, (uint64_t)(uintptr_t)buf, len, rkey,
@@ -160,8 +185,50 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 	}
 	slot->ctx = ctx;
 	qp->nr_free--;
+	if (ERNIC_UNLIKELY(t_submit)) {
+		struct ernic_stage_stamps *st = &tq->stamps[cid & tq->mask];
+
+		/* Published to the poller by the doorbell's release. */
+		st->submit = t_submit;
+		st->pickup = 0;
+		st->storage_ns = 0;
+		st->post = 0;
+		st->sampled = 1;
+		slot->sampled = true;
+		st->doorbell = ernic_now_ns();
+	}
 	ernic_inproc_ring_doorbell(tq, ++qp->sq_tail);
 	return 0;
+}
+
+static inline void stage_add(struct ernic_host_stage_acc *acc, enum ernic_stage stage, uint64_t ns)
+{
+	uint64_t sum = atomic_load_explicit(&acc->sum_ns[stage], memory_order_relaxed);
+	uint64_t max = atomic_load_explicit(&acc->max_ns[stage], memory_order_relaxed);
+
+	atomic_store_explicit(&acc->sum_ns[stage], sum + ns, memory_order_relaxed);
+	if (ns > max)
+		atomic_store_explicit(&acc->max_ns[stage], ns, memory_order_relaxed);
+}
+
+/* A sampled command's completion reached the host: split its time into stages. */
+static void host_stage_account(struct ernic_host_qpair *qp, struct ernic_stage_stamps *st)
+{
+	struct ernic_host_stage_acc *acc = &qp->stages;
+	uint64_t reap = ernic_now_ns();
+
+	st->sampled = 0;
+	/* A completion the poller never stamped (it cannot happen on this path) counts nothing. */
+	if (ERNIC_UNLIKELY(!st->pickup || !st->post))
+		return;
+	stage_add(acc, ERNIC_STAGE_HOST_DRIVER, st->doorbell - st->submit);
+	stage_add(acc, ERNIC_STAGE_TO_TARGET, st->pickup - st->doorbell);
+	stage_add(acc, ERNIC_STAGE_TARGET_DRIVER, st->post - st->pickup - st->storage_ns);
+	stage_add(acc, ERNIC_STAGE_STORAGE, st->storage_ns);
+	stage_add(acc, ERNIC_STAGE_TO_HOST, reap - st->post);
+	stage_add(acc, ERNIC_STAGE_END_TO_END, reap - st->submit);
+	atomic_store_explicit(&acc->samples, atomic_load_explicit(&acc->samples, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 }
 
 int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, int max)
@@ -179,6 +246,10 @@ int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, in
 		if (ERNIC_UNLIKELY(cid >= qp->depth))
 			continue; /* not ours: a target bug, never a host crash */
 		slot = &qp->slots[cid];
+		if (ERNIC_UNLIKELY(slot->sampled)) {
+			host_stage_account(qp, &tq->stamps[cid & tq->mask]);
+			slot->sampled = false;
+		}
 		if (slot->mr_valid) {
 			/* No SEND with Invalidate for our key: invalidate locally, as nvme-rdma does. */
 			if (!(cpl->flags & ERNIC_INPROC_CPL_WITH_INV) || cpl->inv_rkey != slot->rkey)
@@ -192,6 +263,49 @@ int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, in
 		qp->free_cids[qp->nr_free++] = cid;
 	}
 	return n;
+}
+
+void ernic_host_qpair_set_stage_sampling(struct ernic_host_qpair *qp, uint32_t every)
+{
+	qp->sample_every = every;
+	qp->sample_left = every ? every : UINT64_MAX;
+}
+
+void ernic_host_set_stage_sampling(struct ernic_host_ctrlr *hc, uint32_t every)
+{
+	for (uint32_t i = 0; i < hc->nr_io; i++)
+		ernic_host_qpair_set_stage_sampling(&hc->io[i], every);
+}
+
+void ernic_host_stage_stats(struct ernic_host_ctrlr *hc, struct ernic_stage_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (uint32_t i = 0; i < hc->nr_io; i++) {
+		struct ernic_host_stage_acc *acc = &hc->io[i].stages;
+
+		s->samples += atomic_load_explicit(&acc->samples, memory_order_relaxed);
+		for (int k = 0; k < ERNIC_STAGE_COUNT; k++) {
+			uint64_t max = atomic_load_explicit(&acc->max_ns[k], memory_order_relaxed);
+
+			s->sum_ns[k] += atomic_load_explicit(&acc->sum_ns[k], memory_order_relaxed);
+			if (max > s->max_ns[k])
+				s->max_ns[k] = max;
+		}
+	}
+}
+
+const char *ernic_stage_name(enum ernic_stage stage)
+{
+	static const char *const names[ERNIC_STAGE_COUNT] = {
+		[ERNIC_STAGE_HOST_DRIVER] = "host_driver",
+		[ERNIC_STAGE_TO_TARGET] = "transport_to_target",
+		[ERNIC_STAGE_TARGET_DRIVER] = "target_driver",
+		[ERNIC_STAGE_STORAGE] = "storage",
+		[ERNIC_STAGE_TO_HOST] = "transport_to_host",
+		[ERNIC_STAGE_END_TO_END] = "end_to_end",
+	};
+
+	return (unsigned)stage < ERNIC_STAGE_COUNT ? names[stage] : NULL;
 }
 
 uint32_t ernic_host_outstanding(const struct ernic_host_qpair *qp)

@@ -34,6 +34,8 @@ struct ernic_inproc_qpair {
 	uint32_t mask;
 	struct nvme_sqe *sq_ring;
 	struct ernic_inproc_cpl *cq_ring;
+	/* Stage stamps of sampled commands, indexed by CID & mask like reqs. */
+	struct ernic_stage_stamps *stamps;
 
 	/* Target side */
 	_Alignas(ERNIC_CACHELINE) uint32_t t_sq_head;

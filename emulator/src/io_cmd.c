@@ -26,6 +26,22 @@ static inline bool lba_range_ok(const struct ernic_ns *ns, uint64_t slba, uint64
 	return slba < ns->nlb && nlb <= ns->nlb - slba;
 }
 
+/*
+ * The storage stage of a sampled command (req->stamps set by the transport):
+ * the time inside the namespace backend's calls. A command that is not
+ * sampled pays one branch per call.
+ */
+static inline uint64_t storage_enter(const struct ernic_req *req)
+{
+	return ERNIC_UNLIKELY(req->stamps != NULL) ? ernic_now_ns() : 0;
+}
+
+static inline void storage_leave(const struct ernic_req *req, uint64_t since)
+{
+	if (ERNIC_UNLIKELY(req->stamps != NULL))
+		req->stamps->storage_ns += ernic_now_ns() - since;
+}
+
 /* A backend failure is a media error where one applies, else Internal Error. */
 static uint16_t backend_status(int rc, bool write)
 {
@@ -43,6 +59,7 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 	uint64_t len = (uint64_t)nlb << ns->lba_shift;
 	uint32_t sgl_len = ernic_req_sgl_len(req);
 	void *buf;
+	uint64_t t;
 	uint16_t status;
 	int rc;
 
@@ -58,17 +75,20 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 				   &buf);
 	if (ERNIC_UNLIKELY(status))
 		return status;
+	t = storage_enter(req);
 	if (write) {
 		rc = ns->ops->write(ns, buf, slba << ns->lba_shift, (uint32_t)len);
 		/* With the volatile write cache off, a write is durable before it completes. */
 		if (!rc && !sq->ctrlr->vwc)
 			rc = ns->ops->flush(ns);
+		storage_leave(req, t);
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, true);
 		sq->stats.bytes_written += len;
 		sq->stats.io_bytes_written += len;
 	} else {
 		rc = ns->ops->read(ns, buf, slba << ns->lba_shift, (uint32_t)len);
+		storage_leave(req, t);
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, false);
 		sq->stats.bytes_read += len;
@@ -80,11 +100,16 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 static uint16_t io_flush(struct ernic_req *req)
 {
 	struct ernic_target *tgt = req->sq->tgt;
+	uint64_t t = storage_enter(req);
+	int rc;
 
 	/* NSID FFFFFFFFh flushes every namespace (Base 7.1). */
 	if (req->sqe.nsid == 0xFFFFFFFF)
-		return ernic_target_flush(tgt) ? NVME_SC_WRITE_FAULT : NVME_SC_SUCCESS;
-	return req->ns->ops->flush(req->ns) ? NVME_SC_WRITE_FAULT : NVME_SC_SUCCESS;
+		rc = ernic_target_flush(tgt);
+	else
+		rc = req->ns->ops->flush(req->ns);
+	storage_leave(req, t);
+	return rc ? NVME_SC_WRITE_FAULT : NVME_SC_SUCCESS;
 }
 
 static uint16_t io_write_zeroes(struct ernic_req *req)
@@ -92,11 +117,14 @@ static uint16_t io_write_zeroes(struct ernic_req *req)
 	struct ernic_ns *ns = req->ns;
 	uint64_t slba = cmd_slba(&req->sqe);
 	uint32_t nlb = cmd_nlb(&req->sqe);
+	uint64_t t;
 	int rc;
 
 	if (!lba_range_ok(ns, slba, nlb))
 		return NVME_SC_LBA_RANGE;
+	t = storage_enter(req);
 	rc = ns->ops->write_zeroes(ns, slba << ns->lba_shift, (uint64_t)nlb << ns->lba_shift);
+	storage_leave(req, t);
 	return rc ? backend_status(rc, true) : NVME_SC_SUCCESS;
 }
 
@@ -107,7 +135,9 @@ static uint16_t io_dsm(struct ernic_req *req)
 	uint32_t len = nr * (uint32_t)sizeof(struct nvme_dsm_range);
 	struct nvme_dsm_range ranges[NVME_DSM_MAX_RANGES];
 	void *buf;
+	uint64_t t;
 	uint16_t status;
+	int rc = 0;
 
 	if (ernic_req_sgl_len(req) < len)
 		return NVME_SC_SGL_INVALID_DATA_LEN;
@@ -122,17 +152,15 @@ static uint16_t io_dsm(struct ernic_req *req)
 	for (uint32_t i = 0; i < nr; i++)
 		if (!lba_range_ok(ns, ranges[i].slba, ranges[i].nlb))
 			return NVME_SC_LBA_RANGE;
-	for (uint32_t i = 0; i < nr; i++) {
-		int rc;
-
+	t = storage_enter(req);
+	for (uint32_t i = 0; i < nr && !rc; i++) {
 		if (!ranges[i].nlb)
 			continue;
 		rc = ns->ops->deallocate(ns, ranges[i].slba << ns->lba_shift,
 					 (uint64_t)ranges[i].nlb << ns->lba_shift);
-		if (rc)
-			return backend_status(rc, true);
 	}
-	return NVME_SC_SUCCESS;
+	storage_leave(req, t);
+	return rc ? backend_status(rc, true) : NVME_SC_SUCCESS;
 }
 
 uint16_t ernic_io_exec(struct ernic_req *req)

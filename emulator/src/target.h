@@ -164,12 +164,36 @@ enum ernic_exec {
 };
 
 /**
+ * struct ernic_stage_stamps - when a sampled command passed each stage, in
+ * ernic_now_ns() time. Transport metadata, one per queue slot (CID), never
+ * on the wire: the host writes @submit and @doorbell before it publishes the
+ * capsule, the target the rest before it publishes the completion, each side
+ * reading the other's after the ring index's acquire.
+ * @submit: ernic_host_submit() entered
+ * @doorbell: capsule built, MR registered; the doorbell is next
+ * @pickup: a poller took the capsule off the SQ ring
+ * @storage_ns: time spent inside the namespace backend's calls (io_cmd.c)
+ * @post: the completion is about to be published on the CQ ring
+ * @sampled: nonzero from submit until the host reaps the completion
+ */
+struct ernic_stage_stamps {
+	uint64_t submit;
+	uint64_t doorbell;
+	uint64_t pickup;
+	uint64_t storage_ns;
+	uint64_t post;
+	uint32_t sampled;
+};
+
+/**
  * struct ernic_req - one command in flight
  * @sqe: the command capsule
  * @cqe: its completion (filled by the core)
  * @sq: the queue it arrived on
  * @transport_ctx: the transport's per-request state
  * @ns: resolved namespace for I/O commands
+ * @stamps: NULL, or where a sampled command's storage time goes; a
+ *	transport that does not sample (TCP) leaves it NULL
  */
 struct ernic_req {
 	struct nvme_sqe sqe;
@@ -177,6 +201,7 @@ struct ernic_req {
 	struct ernic_sq *sq;
 	void *transport_ctx;
 	struct ernic_ns *ns;
+	struct ernic_stage_stamps *stamps;
 };
 
 void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct ernic_transport_ops *ops,

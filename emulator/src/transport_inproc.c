@@ -73,6 +73,9 @@ static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
 		cpl->flags = ERNIC_INPROC_CPL_WITH_INV;
 		cpl->inv_rkey = req->sqe.dptr.keyed.key;
 	}
+	/* Published with the completion by the release below. */
+	if (ERNIC_UNLIKELY(req->stamps != NULL))
+		req->stamps->post = ernic_now_ns();
 	qp->t_cq_tail++;
 	atomic_store_explicit(&qp->cq_tail, qp->t_cq_tail, memory_order_release);
 }
@@ -113,6 +116,7 @@ static uint32_t inproc_process(struct ernic_inproc_qpair *qp)
 		const struct nvme_sqe *sqe = &qp->sq_ring[head & qp->mask];
 		uint32_t slot = sqe->cid & qp->mask;
 		struct ernic_req *req = &qp->reqs[slot];
+		struct ernic_stage_stamps *st = &qp->stamps[slot];
 
 		head++;
 		if (ERNIC_UNLIKELY(qp->held[slot])) {
@@ -124,6 +128,12 @@ static uint32_t inproc_process(struct ernic_inproc_qpair *qp)
 			continue;
 		}
 		req->sqe = *sqe;
+		/* The host marked the slot before its doorbell (the acquire above). */
+		req->stamps = NULL;
+		if (ERNIC_UNLIKELY(st->sampled)) {
+			st->pickup = ernic_now_ns();
+			req->stamps = st;
+		}
 		if (ERNIC_UNLIKELY(qp->admin)) {
 			/*
 			 * Marked held before it runs: an event may complete the AER on
@@ -307,11 +317,13 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, u
 	qp->cq_ring = aligned_alloc(ERNIC_CACHELINE, entries * sizeof(*qp->cq_ring));
 	qp->reqs = calloc(entries, sizeof(*qp->reqs));
 	qp->held = calloc(entries, 1);
-	if (!qp->sq_ring || !qp->cq_ring || !qp->reqs || !qp->held) {
+	qp->stamps = calloc(entries, sizeof(*qp->stamps));
+	if (!qp->sq_ring || !qp->cq_ring || !qp->reqs || !qp->held || !qp->stamps) {
 		free(qp->sq_ring);
 		free(qp->cq_ring);
 		free(qp->reqs);
 		free(qp->held);
+		free(qp->stamps);
 		free(qp);
 		return NULL;
 	}
@@ -337,6 +349,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, u
 		free(qp->cq_ring);
 		free(qp->reqs);
 		free(qp->held);
+		free(qp->stamps);
 		free(qp);
 		return NULL;
 	}
@@ -372,5 +385,6 @@ void ernic_inproc_qpair_destroy(struct ernic_inproc_qpair *qp)
 	free(qp->cq_ring);
 	free(qp->reqs);
 	free(qp->held);
+	free(qp->stamps);
 	free(qp);
 }

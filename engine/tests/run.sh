@@ -44,8 +44,8 @@ jq_true() {
 # --- option table
 if fio --enghelp="$so" >"$out/enghelp.txt" 2>&1 &&
 	grep -q '^ernic_backend ' "$out/enghelp.txt" && grep -q '^ernic_queues ' "$out/enghelp.txt" &&
-	grep -q '^ernic_stats ' "$out/enghelp.txt"; then
-	pass "enghelp: fio --enghelp lists ernic_backend, ernic_queues and ernic_stats"
+	grep -q '^ernic_stats ' "$out/enghelp.txt" && grep -q '^ernic_stage_sample ' "$out/enghelp.txt"; then
+	pass "enghelp: fio --enghelp lists ernic_backend, ernic_queues, ernic_stats and ernic_stage_sample"
 else
 	fail "enghelp: options missing from fio --enghelp=$so:"; cat "$out/enghelp.txt"
 fi
@@ -89,6 +89,24 @@ if run split-1m "$here/split-1m.fio" &&
 	pass "split-1m: one 1 MiB read went out as exactly 8 capsules of 128 KiB and the controller ran 8 Reads (ernic_stats)"
 else
 	fail "split-1m: 1 MiB read not counted as 8 capsules:"; cat "$out/split-1m.stats.json" "$out/split-1m.err" 2>/dev/null
+fi
+
+# --- per-stage latency sampling
+if run stages --name=stages --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096 \
+	--ernic_stage_sample=1 --ernic_stats="$out/stages.stats.json" --thread=1 --filename=ernic0 --size=64M \
+	--rw=randread --bs=4k --iodepth=4 --number_ios=400 &&
+	[ "$(jq -r '.stages | .sample_every == 1 and .samples == 400 and .end_to_end_us > 0 and
+		(.host_driver_us + .transport_to_target_us + .target_driver_us + .storage_us + .transport_to_host_us
+		 - .end_to_end_us | fabs) < 0.01' "$out/stages.stats.json" 2>/dev/null)" = true ]; then
+	pass "stages: ernic_stage_sample=1 stamps all 400 reads, and the five stage means in ernic_stats add up to end to end"
+else
+	fail "stages: expected 400 samples whose stages add up:"; cat "$out/stages.stats.json" "$out/stages.err" 2>/dev/null
+fi
+
+if [ "$(jq -r 'has("stages")' "$out/split-1m.stats.json" 2>/dev/null)" = false ]; then
+	pass "stages-off: without ernic_stage_sample the stats JSON has no stages object"
+else
+	fail "stages-off: a run without ernic_stage_sample wrote stages:"; cat "$out/split-1m.stats.json"
 fi
 
 # --- trim and flush

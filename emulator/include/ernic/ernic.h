@@ -257,6 +257,78 @@ uint32_t ernic_host_outstanding(const struct ernic_host_qpair *qp);
 /* Build the SQE of a Read or Write of @nlb blocks at @slba (CDW12 NLB is 0's based). */
 void ernic_host_rw_sqe(struct nvme_sqe *sqe, uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb);
 
+/* ------------------------------------------------ per-stage latency */
+
+/**
+ * enum ernic_stage - where a command's time goes on the in-process path, in
+ * NVMe-oF terms. The first five add up to @ERNIC_STAGE_END_TO_END exactly.
+ * @ERNIC_STAGE_HOST_DRIVER: ernic_host_submit() to the doorbell: the fast
+ *	registration of the MR and the capsule build
+ * @ERNIC_STAGE_TO_TARGET: the capsule in the SQ ring until a poller takes
+ *	it; this fabric's network toward the target, queueing included
+ * @ERNIC_STAGE_TARGET_DRIVER: the controller's work: dispatch, keyed SGL
+ *	resolution, completion build and remote invalidation, storage excluded
+ * @ERNIC_STAGE_STORAGE: the namespace backend's read, write, flush, write
+ *	zeroes and deallocate calls (for a Read or Write on the RAM backend,
+ *	the copy that is the RDMA WRITE or READ)
+ * @ERNIC_STAGE_TO_HOST: the completion in the CQ ring until the host
+ *	reaps it with ernic_host_poll()
+ * @ERNIC_STAGE_END_TO_END: ernic_host_submit() to the reap
+ */
+enum ernic_stage {
+	ERNIC_STAGE_HOST_DRIVER,
+	ERNIC_STAGE_TO_TARGET,
+	ERNIC_STAGE_TARGET_DRIVER,
+	ERNIC_STAGE_STORAGE,
+	ERNIC_STAGE_TO_HOST,
+	ERNIC_STAGE_END_TO_END,
+	ERNIC_STAGE_COUNT,
+};
+
+/* ntprof's rate (NSDI '25): one command in 1000 carries stamps. */
+#define ERNIC_STAGE_SAMPLE_DEFAULT 1000
+
+/**
+ * struct ernic_stage_stats - stage times of the sampled commands, summed
+ * over a host's I/O queues
+ * @samples: commands sampled and reaped
+ * @sum_ns: per stage, the sum over those commands (mean = sum_ns / samples)
+ * @max_ns: per stage, the largest single value
+ */
+struct ernic_stage_stats {
+	uint64_t samples;
+	uint64_t sum_ns[ERNIC_STAGE_COUNT];
+	uint64_t max_ns[ERNIC_STAGE_COUNT];
+};
+
+/**
+ * ernic_host_set_stage_sampling() - stamp 1 in @every commands on each I/O queue
+ * @every: the sampling interval: 1 stamps every command, 0 turns sampling off
+ *	(the state after connect)
+ *
+ * The @every-th command submitted from now on is the first sampled, then
+ * every @every-th. A sampled command reads the monotonic clock seven times;
+ * one that is not sampled costs a decrement and a branch at submit, a
+ * branch at the poller and at the reap, and none on the wire: the stamps
+ * travel per CID beside the rings, never in the SQE or CQE. Counts already
+ * gathered are kept. Call it while no thread submits on the host's I/O
+ * queues (before I/O starts), or per queue from the queue's own thread
+ * with ernic_host_qpair_set_stage_sampling().
+ */
+void ernic_host_set_stage_sampling(struct ernic_host_ctrlr *hc, uint32_t every);
+void ernic_host_qpair_set_stage_sampling(struct ernic_host_qpair *qp, uint32_t every);
+
+/**
+ * ernic_host_stage_stats() - the stage times gathered so far on every I/O queue
+ *
+ * Safe at any time from any thread; taken while I/O runs, a sample being
+ * reaped may be counted in some sums and not yet in others.
+ */
+void ernic_host_stage_stats(struct ernic_host_ctrlr *hc, struct ernic_stage_stats *s);
+
+/* A stage's name as a C identifier ("host_driver", ..., "end_to_end"); NULL when out of range. */
+const char *ernic_stage_name(enum ernic_stage stage);
+
 #ifdef __cplusplus
 }
 #endif
