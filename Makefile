@@ -27,6 +27,7 @@ all:
 include emulator/emulator.mk
 -include emulator/bench/bench.mk
 -include engine/engine.mk
+-include suites/lad/lad.mk
 -include suites/suites.mk
 -include $(wildcard ci/*.mk)
 
