@@ -217,8 +217,10 @@ uint32_t ernic_req_sgl_len(const struct ernic_req *req);
 void ernic_req_set_status(struct ernic_req *req, uint16_t status);
 /*
  * Check a target's keep-alive timers: called periodically by a transport. A
- * controller whose timer expired gets CSTS.CFS and every queue of it reports
- * ernic_sq_ctrlr_fatal(), on which the transport closes the queue.
+ * controller whose timer expired gets CSTS.CFS: every command on its queues
+ * then completes with Command Aborted due to SQ Deletion, and each queue
+ * reports ernic_sq_ctrlr_fatal(), on which a connection-oriented transport
+ * (TCP) closes the connection as a host would see an RDMA queue pair torn down.
  */
 void ernic_target_check_keep_alive(struct ernic_target *tgt);
 bool ernic_sq_ctrlr_fatal(const struct ernic_sq *sq);
