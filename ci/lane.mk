@@ -1,7 +1,10 @@
 # The /dev/nvme lane: the Linux NVMe/TCP initiator (nvme-tcp, nvme-cli, fio on /dev/nvme0n1) in a QEMU guest,
 # against the kernel's nvmet-tcp target and, when ernicd is built, against ernicd. See ci/lane/run.sh.
+# The guest runs the same suites/run cases on /dev/nvme0n1 against both targets; a passing lane appends their
+# rows to results/<suite>.csv and the ernicd / nvmet-tcp IOPS ratios to results/lane-ratio.csv.
 #
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
+#                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 320)
 
 LANE_ERNICD := $(if $(wildcard emulator/src/ernicd.c),$(BUILD)/ernicd)
 

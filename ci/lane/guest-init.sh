@@ -3,10 +3,19 @@
 # the kernel's nvmet-tcp target and, when /bin/ernicd is in the initramfs, against ernicd; both listen on the
 # guest's 127.0.0.1:4420 (the guest has no network device).
 #
-# Prints step lines "lane [uptime] <phase>: <what>", each fio result as JSON between
-# "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
+# Each target goes through the same sequence: discover, connect (-i 8 -W 8), nvme-cli identify and log pages,
+# queue_count against min(2*min(C,cpus),C)+1 (a shortfall is logged), the same suites/run cases on /dev/nvme0n1
+# (SUITE_CASES: the 512-byte and 1 KiB sub-block cases must fail with EINVAL, integrity/ram-8m is a crc32c
+# verify), a reconnect with header and data digests and the integrity case again, disconnect. ernicd also has its
+# id-ctrl fields checked against the emulator's, a file namespace checked, 20 connect/disconnect rounds with its
+# counters back at rest, and a second instance started with queues=8 for the queue_count check at C=8.
+#
+# Prints step lines "lane [uptime] <phase>: <what>", the suites' CSV files between
+# "ERNIC-LANE-CSV-BEGIN <phase> <suite>" and "ERNIC-LANE-CSV-END <phase> <suite>", ernicd's exit counters as JSON
+# between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
-# Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=nvmet|ernicd.
+# Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=nvmet|ernicd,
+# ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
 set -eu
@@ -14,11 +23,18 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
 ADDR=127.0.0.1
-PORT=4420
-LISTEN_HEX=0100007F:1144
+PORT=4420 # the port connect, discover and wait_listen use: the current target's
+PORT_Q8=4421
 NQN_NVMET=nqn.2024-01.org.ernic:lane-nvmet
 NQN_ERNICD=nqn.2024-01.org.ernic:lane-ernicd
+NQN_ERNICD_Q8=nqn.2024-01.org.ernic:lane-ernicd-q8
 QUEUES=4 # I/O queues each target is configured with (C)
+NS_SIZE=128M # namespace 1 of both targets
+# suites/run cases, identical for both targets; the ratios ernicd / nvmet-tcp are taken case by case.
+SUITE_CASES="patterns/randread patterns/randwrite patterns/randrw-70-30 qdepth/qd1 qdepth/qd32 blocksize/256k
+sequential/read sequential/write subblock/read-512-on-4k subblock/write-1k-on-4k integrity/ram-8m"
+DIGEST_CASES="integrity/ram-8m" # after the reconnect with --hdr-digest --data-digest
+DIGEST_LABEL=" +hdgst+ddgst"     # appended to the backend column of those rows
 RESULTS=/results
 PHASE=init
 WATCHDOG=""
@@ -35,6 +51,7 @@ finish() { # finish MARKER-TEXT: the single marker line, then power off
 	trap - EXIT
 	if [ -n "$WATCHDOG" ]; then kill "$WATCHDOG" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_PID:-}" ]; then kill -TERM "$ERNICD_PID" 2>/dev/null || true; fi
+	if [ -n "${ERNICD_Q8_PID:-}" ]; then kill -TERM "$ERNICD_Q8_PID" 2>/dev/null || true; fi
 	sync
 	# To the console itself: finish may run in a command substitution whose stdout is a pipe.
 	echo "ERNIC-LANE: $*" >/dev/console
@@ -55,6 +72,10 @@ fail() {
 	if [ "$PHASE" = ernicd ] && [ -s "$RESULTS/ernicd.log" ]; then
 		echo "lane: last lines of ernicd's stderr:" >/dev/console
 		tail -n 40 "$RESULTS/ernicd.log" | sed 's/^/  ernicd: /' >/dev/console
+	fi
+	if [ "$PHASE" = ernicd ] && [ -s "$RESULTS/ernicd-q8.log" ]; then
+		echo "lane: last lines of the queues=8 ernicd's stderr:" >/dev/console
+		tail -n 20 "$RESULTS/ernicd-q8.log" | sed 's/^/  ernicd-q8: /' >/dev/console
 	fi
 	finish "FAIL $PHASE: $*"
 }
@@ -104,6 +125,8 @@ setup_system() {
 	mount -t devtmpfs devtmpfs /dev
 	exec </dev/console >/dev/console 2>&1
 	mkdir -p /dev/pts /dev/shm
+	# bash's process substitution (suites/run) opens /dev/fd/N; devtmpfs has no /dev/fd.
+	ln -s /proc/self/fd /dev/fd
 	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 	mount -t tmpfs -o mode=1777 tmpfs /tmp
 	mount -t tmpfs tmpfs /run
@@ -111,6 +134,8 @@ setup_system() {
 	hostname lane
 
 	timeout=$(cmdline_opt ernic.timeout 270)
+	RUNTIME=$(cmdline_opt ernic.runtime 1)
+	COMMIT=$(cmdline_opt ernic.commit unknown)
 	(
 		sleep "$timeout"
 		echo "ERNIC-LANE: FAIL watchdog: no verdict after ${timeout}s, last step: $(cat /run/lane-step 2>/dev/null)"
@@ -120,6 +145,13 @@ setup_system() {
 
 	log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, $(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo)"
 	echo /sbin/modprobe >/proc/sys/kernel/modprobe
+	# Transparent huge pages off (the Debian kernel's default is "always"): over loopback the initiator sends fio's
+	# buffer pages as skb fragments, and 6.1's hardened usercopy kills the receiver (nvmet-tcp's io_work, or
+	# ernicd's recv) with "Kernel memory exposure attempt detected from page alloc" when a fragment runs from one
+	# huge page into the next (seen with 1 MiB sequential writes).
+	if [ -w /sys/kernel/mm/transparent_hugepage/enabled ]; then
+		echo never >/sys/kernel/mm/transparent_hugepage/enabled || fail "cannot turn transparent huge pages off"
+	fi
 
 	ip link set lo up || fail "cannot bring up lo"
 	ip -4 addr show dev lo | grep -q "inet $ADDR/" || ip addr add "$ADDR/8" dev lo || fail "cannot set $ADDR on lo"
@@ -144,10 +176,13 @@ setup_system() {
 # ---------------------------------------------------------------------------------------------------------------
 # helpers on the host side of the fabric
 
-wait_listen() { # wait_listen PID-OR-EMPTY: until 127.0.0.1:4420 is in LISTEN (state 0A) in /proc/net/tcp
-	local i
+listening() { # listening: 127.0.0.1:$PORT is in LISTEN (state 0A) in /proc/net/tcp
+	awk -v a="$(printf '0100007F:%04X' "$PORT")" '$2 == a && $4 == "0A" { f = 1 } END { exit !f }' /proc/net/tcp
+}
+
+wait_listen() { # wait_listen PID-OR-EMPTY: until 127.0.0.1:$PORT is in LISTEN
 	set_deadline 10
-	while ! awk -v a="$LISTEN_HEX" '$2 == a && $4 == "0A" { f = 1 } END { exit !f }' /proc/net/tcp; do
+	while ! listening; do
 		[ -z "$1" ] || kill -0 "$1" 2>/dev/null || fail "target exited before listening on $ADDR:$PORT"
 		if past_deadline; then fail "nothing listens on $ADDR:$PORT after 10 s"; fi
 		sleep 0.1
@@ -228,27 +263,61 @@ disconnect() { # disconnect NQN: disconnect and wait until no controller for NQN
 	done
 }
 
-fio_job() { # fio_job NAME DEVICE FIO-ARGS...: run, keep and print the JSON, fail on any error
-	local name dev rc err
-	name=$PHASE-$1
-	dev=$2
+run_suites() { # run_suites BACKEND-LABEL CSV-DIR CASE...: suites/run on $DEV, fail the lane if a case fails
+	local backend dir rc
+	backend=$1
+	dir=$2
 	shift 2
-	echo "$name" >/run/lane-step
-	log "fio $name on $dev: $*"
+	echo "$PHASE suites/run $*" >/run/lane-step
+	log "suites/run $* --target $DEV --transport tcp --runtime $RUNTIME --backend '$backend'"
 	rc=0
-	fio --name="$name" --filename="$dev" --direct=1 --group_reporting --output-format=json \
-		--output="$RESULTS/$name.json" "$@" >/tmp/fio.out 2>&1 || rc=$?
-	if [ -s "$RESULTS/$name.json" ]; then emit_json "$name" "$RESULTS/$name.json"; fi
-	if [ "$rc" -ne 0 ]; then
-		cat /tmp/fio.out
-		fail "fio $name failed (exit $rc)"
+	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport tcp --runtime "$RUNTIME" \
+		--backend "$backend" --csv-dir "$dir" || rc=$?
+	[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($*)"
+}
+
+emit_csv() { # emit_csv DIR: each SUITE.csv of DIR between marker lines
+	local f
+	for f in "$1"/*.csv; do
+		[ -e "$f" ] || continue
+		echo "ERNIC-LANE-CSV-BEGIN $PHASE $(basename "$f" .csv)"
+		cat "$f"
+		echo "ERNIC-LANE-CSV-END $PHASE $(basename "$f" .csv)"
+	done
+}
+
+check_queue_count() { # check_queue_count C: queue_count of $CTRL against min(2*min(C,cpus),C)+1; logged, not failed
+	local c cpus m want got
+	c=$1
+	cpus=$(grep -c ^processor /proc/cpuinfo)
+	m=$c
+	if [ "$cpus" -lt "$m" ]; then m=$cpus; fi
+	want=$((2 * m))
+	if [ "$want" -gt "$c" ]; then want=$c; fi
+	want=$((want + 1))
+	got=$(cat "/sys/class/nvme/$CTRL/queue_count")
+	if [ "$got" -eq "$want" ]; then
+		log "queue_count $got (= min(2*min($c,$cpus),$c)+1)"
+	else
+		log "queue_count SHORTFALL: $got, expected min(2*min($c,$cpus),$c)+1 = $want"
 	fi
-	err=$(jq -r '[.jobs[].error] | add' "$RESULTS/$name.json" 2>/dev/null) || fail "fio $name: unreadable JSON"
-	[ "$err" = 0 ] || fail "fio $name: job error $err"
-	jq -r --arg n "$name" '.jobs[0] | {read: .read, write: .write} | to_entries | map(select(.value.io_bytes > 0)) |
-		map("\(.key) iops=\(.value.iops | floor) bw=\(.value.bw)KiB/s lat_mean=\(.value.lat_ns.mean / 1000 | floor)us" +
-			" clat_p99=\((.value.clat_ns.percentile["99.000000"] // 0) / 1000 | floor)us") |
-		"fio \($n): " + join(", ")' "$RESULTS/$name.json" | while read -r l; do log "$l"; done
+}
+
+check_id_ctrl() { # check_id_ctrl FILE: nvme id-ctrl output against the emulator's controller parameters
+	local want k v
+	# ioccsz 516 = 4 + 8192/16: ernicd accepts 8 KiB of in-capsule data over TCP.
+	for want in mdts=5 maxcmd=128 ioccsz=516; do
+		k=${want%=*}
+		v=$(awk -v k="$k" '$1 == k && $2 == ":" { print $3; exit }' "$1")
+		[ "$v" = "${want#*=}" ] || fail "id-ctrl $k is '$v', the emulator reports ${want#*=}"
+	done
+	v=$(awk '$1 == "sgls" && $2 == ":" { print $3; exit }' "$1")
+	case "$v" in
+	0x[0-9a-fA-F]* | [0-9]*) ;;
+	*) fail "id-ctrl has no numeric sgls field (got '$v')" ;;
+	esac
+	[ $((v & 4)) -ne 0 ] || fail "id-ctrl sgls $v: keyed SGL data block (bit 2) is not set"
+	log "id-ctrl as the emulator reports: mdts 5, maxcmd 128, ioccsz 516, sgls $v (keyed SGL, bit 2, set)"
 }
 
 expect_einval_512() { # expect_einval_512 DEVICE: a 512-byte O_DIRECT read on a 4 KiB-block device must fail, EINVAL
@@ -273,10 +342,11 @@ expect_einval_512() { # expect_einval_512 DEVICE: a 512-byte O_DIRECT read on a 
 # ---------------------------------------------------------------------------------------------------------------
 # the sequence every target goes through
 
-exercise() { # exercise NQN C: C = I/O queues the target was started with
-	local nqn c cmd target v cpus m want got
+exercise() { # exercise NQN C BACKEND-LABEL: C = I/O queues the target was started with
+	local nqn c backend cmd target v
 	nqn=$1
 	c=$2
+	backend=$3
 	echo "$PHASE discover" >/run/lane-step
 	log "discover: nvme discover -t tcp -a $ADDR -s $PORT"
 	nvme discover -t tcp -a "$ADDR" -s "$PORT" >"$RESULTS/$PHASE-discover.txt" 2>&1 || {
@@ -300,11 +370,12 @@ exercise() { # exercise NQN C: C = I/O queues the target was started with
 			fail "nvme $cmd $target failed"
 		}
 		case "$cmd" in
-		id-ctrl) grep -E '^(vid|sn|mn|fr|mdts|cntlid|ver|sqes|cqes|maxcmd|nn|ioccsz|iorcsz|subnqn) ' "$RESULTS/$PHASE-$cmd.txt" || true ;;
+		id-ctrl) grep -E '^(vid|sn|mn|fr|mdts|cntlid|ver|sqes|cqes|maxcmd|nn|sgls|ioccsz|iorcsz|subnqn) ' "$RESULTS/$PHASE-$cmd.txt" || true ;;
 		id-ns) grep -E '^(nsze|ncap|nuse|nlbaf|flbas|lbaf)' "$RESULTS/$PHASE-$cmd.txt" || true ;;
 		*) head -n 12 "$RESULTS/$PHASE-$cmd.txt" ;;
 		esac
 	done
+	if [ "$PHASE" = ernicd ]; then check_id_ctrl "$RESULTS/$PHASE-id-ctrl.txt"; fi
 	log "nvme get-feature -f 7 /dev/$CTRL"
 	nvme get-feature -f 7 "/dev/$CTRL" >"$RESULTS/$PHASE-feature-7.txt" 2>&1 || {
 		cat "$RESULTS/$PHASE-feature-7.txt"
@@ -314,36 +385,21 @@ exercise() { # exercise NQN C: C = I/O queues the target was started with
 	v=$(sed -n 's/.*Current value: *\(0x[0-9a-fA-F]*\).*/\1/p' "$RESULTS/$PHASE-feature-7.txt" | head -n 1)
 	[ -n "$v" ] || fail "get-feature -f 7 printed no current value"
 	log "number of queues: $((((v >> 16) & 0xffff) + 1)) completion, $(((v & 0xffff) + 1)) submission"
+	check_queue_count "$c"
 
-	cpus=$(grep -c ^processor /proc/cpuinfo)
-	m=$c
-	if [ "$cpus" -lt "$m" ]; then m=$cpus; fi
-	want=$((2 * m))
-	if [ "$want" -gt "$c" ]; then want=$c; fi
-	want=$((want + 1))
-	got=$(cat "/sys/class/nvme/$CTRL/queue_count")
-	if [ "$got" -eq "$want" ]; then
-		log "queue_count $got (= min(2*min($c,$cpus),$c)+1)"
-	else
-		log "queue_count SHORTFALL: $got, expected min(2*min($c,$cpus),$c)+1 = $want"
-	fi
-
-	expect_einval_512 "$DEV"
-	fio_job randread-4k-qd32 "$DEV" --ioengine=libaio --rw=randread --bs=4k --iodepth=32 --size=64M \
-		--runtime=8 --time_based --ramp_time=1
-	fio_job randread-4k-qd1 "$DEV" --ioengine=psync --rw=randread --bs=4k --size=64M --runtime=4 --time_based
-	fio_job verify-crc32c "$DEV" --ioengine=libaio --rw=randwrite --bssplit=4k/40:16k/20:64k/20:128k/20 \
-		--iodepth=16 --size=24M --verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0
+	# shellcheck disable=SC2086 # word lists
+	run_suites "$backend" "$RESULTS/csv/$PHASE" $SUITE_CASES
 
 	echo "$PHASE reconnect with digests" >/run/lane-step
 	log "disconnect"
 	disconnect "$nqn"
 	connect "$nqn" --hdr-digest --data-digest
 	log "reconnected with header and data digests: controller $CTRL, namespace 1 is $DEV"
-	fio_job verify-crc32c-digests "$DEV" --ioengine=libaio --rw=randwrite --bssplit=4k/40:16k/20:64k/20:128k/20 \
-		--iodepth=16 --size=24M --offset=32M --verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0
+	# shellcheck disable=SC2086
+	run_suites "$backend$DIGEST_LABEL" "$RESULTS/csv/$PHASE" $DIGEST_CASES
 	log "disconnect"
 	disconnect "$nqn"
+	emit_csv "$RESULTS/csv/$PHASE"
 }
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -360,7 +416,7 @@ nvmet_start() {
 		echo "$QUEUES" >"$s/attr_qid_max" || fail "cannot set attr_qid_max"
 		NVMET_C=$QUEUES
 	fi
-	dd if=/dev/zero of=/tmp/nvmet-ns1.img bs=1M count=0 seek=128 2>/dev/null || fail "cannot create namespace file"
+	truncate -s "$NS_SIZE" /tmp/nvmet-ns1.img || fail "cannot create namespace file"
 	mkdir "$s/namespaces/1"
 	printf %s /tmp/nvmet-ns1.img >"$s/namespaces/1/device_path"
 	echo 1 >"$s/namespaces/1/buffered_io" # tmpfs has no O_DIRECT
@@ -373,7 +429,7 @@ nvmet_start() {
 	echo "$PORT" >"$p/addr_trsvcid"
 	ln -s "$s" "$p/subsystems/$NQN_NVMET" || fail "cannot bind the subsystem to the port"
 	wait_listen ""
-	log "nvmet-tcp listening on $ADDR:$PORT: $NQN_NVMET, 128 MiB file namespace on tmpfs, $NVMET_C I/O queues"
+	log "nvmet-tcp listening on $ADDR:$PORT: $NQN_NVMET, $NS_SIZE file namespace on tmpfs, $NVMET_C I/O queues"
 }
 
 nvmet_stop() {
@@ -385,7 +441,7 @@ nvmet_stop() {
 	rmdir "$s/namespaces/1" "$s"
 	rm -f /tmp/nvmet-ns1.img
 	set_deadline 5
-	while awk -v a="$LISTEN_HEX" '$2 == a && $4 == "0A" { f = 1 } END { exit !f }' /proc/net/tcp; do
+	while listening; do
 		if past_deadline; then fail "nvmet-tcp still listens on $ADDR:$PORT after removing the port"; fi
 		sleep 0.1
 	done
@@ -395,7 +451,7 @@ nvmet_stop() {
 phase_nvmet() {
 	PHASE=nvmet
 	nvmet_start
-	exercise "$NQN_NVMET" "$NVMET_C"
+	exercise "$NQN_NVMET" "$NVMET_C" "nvmet-tcp:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_C"
 	nvmet_stop
 }
 
@@ -404,6 +460,7 @@ phase_nvmet() {
 
 ERNICD_STATS=$RESULTS/ernicd-stats.json
 ERNICD_PID=""
+ERNICD_Q8_PID=""
 
 ernicd_counters() { # ernicd_counters TAG: SIGUSR1, then "mr_in_use controllers io_queues" (each summed over the JSON)
 	# The JSON is read from the --stats file, or else from a new one-line JSON object on ernicd's stderr.
@@ -427,13 +484,31 @@ ernicd_counters() { # ernicd_counters TAG: SIGUSR1, then "mr_in_use controllers 
 		"\(total("mr_in_use")) \(total("controllers")) \(total("io_queues"))"' "$ERNICD_STATS"
 }
 
+stop_ernicd() { # stop_ernicd PID NAME: SIGTERM, wait up to 10 s, fail unless it exits 0
+	local pid rc
+	pid=$1
+	kill -TERM "$pid"
+	set_deadline 10
+	while [ -e "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -c1)" != Z ]; do
+		if past_deadline; then
+			kill -KILL "$pid"
+			fail "$2 still running 10 s after SIGTERM"
+		fi
+		sleep 0.1
+	done
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ] || fail "$2 exited $rc on SIGTERM"
+	log "$2 exited 0 on SIGTERM"
+}
+
 phase_ernicd() {
-	local base dev2 busy n i now pid rc
+	local base dev2 busy n i now pid port_main
 	PHASE=ernicd
 	echo "ernicd start" >/run/lane-step
-	dd if=/dev/zero of=/tmp/ernicd-ns2.img bs=1M count=0 seek=64 2>/dev/null || fail "cannot create namespace file"
+	truncate -s 64M /tmp/ernicd-ns2.img || fail "cannot create namespace file"
 	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" \
-		--backend "nvmeof:size=64M,bs=4096,queues=$QUEUES" \
+		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" \
 		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img,queues=$QUEUES" \
 		--stats "$ERNICD_STATS"
 	log "ernicd $*"
@@ -446,16 +521,19 @@ phase_ernicd() {
 	log "counters at rest (mr_in_use controllers io_queues): $base"
 	case "$base" in *-1*) fail "ernicd counters lack mr_in_use, controllers or io_queues: $(cat "$ERNICD_STATS")" ;; esac
 
-	exercise "$NQN_ERNICD" "$QUEUES"
+	exercise "$NQN_ERNICD" "$QUEUES" "ernicd:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES"
 
+	# Namespace 2 is file-backed: the sub-block read and the integrity case on it too. Its rows stay in the guest
+	# (the lane's CSV rows are /dev/nvme0n1's, with an nvmet-tcp counterpart).
 	echo "ernicd file namespace" >/run/lane-step
 	connect "$NQN_ERNICD"
 	dev2=$(ns_dev "$NQN_ERNICD" 2)
 	[ -n "$dev2" ] || fail "namespace 2 (file backend) did not appear"
 	log "namespace 2 (file backend) is $dev2"
 	expect_einval_512 "$dev2"
-	fio_job verify-crc32c-file-ns "$dev2" --ioengine=libaio --rw=randwrite --bssplit=4k/40:16k/20:64k/20:128k/20 \
-		--iodepth=16 --size=24M --verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0
+	DEV=$dev2
+	run_suites "ernicd:nvmeof:size=64M,bs=4096,file=tmpfs,queues=$QUEUES" "$RESULTS/csv-ns2" \
+		integrity/ram-8m
 	busy=$(ernicd_counters connected)
 	log "counters while connected: $busy"
 	# shellcheck disable=SC2086 # three numbers
@@ -482,27 +560,34 @@ phase_ernicd() {
 	done
 	log "counters back to rest after 20 connect/disconnect: $now"
 
+	# A second instance started with queues=8, on its own port: queue_count at C=8.
+	echo "ernicd queues=8" >/run/lane-step
+	port_main=$PORT
+	PORT=$PORT_Q8
+	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD_Q8" --backend "nvmeof:size=8M,bs=4096,queues=8"
+	log "ernicd $*"
+	ernicd "$@" 2>"$RESULTS/ernicd-q8.log" &
+	ERNICD_Q8_PID=$!
+	wait_listen "$ERNICD_Q8_PID"
+	connect "$NQN_ERNICD_Q8"
+	log "connected to the queues=8 instance: controller $CTRL, namespace 1 is $DEV"
+	nvme get-feature -f 7 "/dev/$CTRL" 2>&1 | grep 'Current value' || fail "nvme get-feature -f 7 on the queues=8 instance failed"
+	check_queue_count 8
+	disconnect "$NQN_ERNICD_Q8"
+	pid=$ERNICD_Q8_PID
+	ERNICD_Q8_PID=""
+	stop_ernicd "$pid" "ernicd (queues=8)"
+	PORT=$port_main
+
 	echo "ernicd stop" >/run/lane-step
 	pid=$ERNICD_PID
 	ERNICD_PID=""
 	rm -f "$ERNICD_STATS"
-	kill -TERM "$pid"
-	set_deadline 10
-	while [ -e "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -c1)" != Z ]; do
-		if past_deadline; then
-			kill -KILL "$pid"
-			fail "ernicd still running 10 s after SIGTERM"
-		fi
-		sleep 0.1
-	done
-	rc=0
-	wait "$pid" || rc=$?
 	log "ernicd logged $(grep -c ' connect ' "$RESULTS/ernicd.log") connects and" \
 		"$(grep -c ' disconnect ' "$RESULTS/ernicd.log") disconnects; its last lines:"
+	stop_ernicd "$pid" ernicd
 	grep -v '^ *{' "$RESULTS/ernicd.log" | tail -n 6 | sed 's/^/  ernicd: /'
-	[ "$rc" -eq 0 ] || fail "ernicd exited $rc on SIGTERM"
 	if [ -s "$ERNICD_STATS" ]; then emit_json ernicd-stats-exit "$ERNICD_STATS"; fi
-	log "ernicd exited 0 on SIGTERM"
 }
 
 # ---------------------------------------------------------------------------------------------------------------

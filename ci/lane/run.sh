@@ -1,13 +1,22 @@
 #!/bin/bash
 # The /dev/nvme lane: build the guest, boot it under QEMU (TCG, no network device), let its /init run the Linux
 # NVMe/TCP initiator against the kernel's nvmet-tcp target (and ernicd when built), and judge by its marker line.
+# The guest runs the same suites/run cases on /dev/nvme0n1 against both targets (see ci/lane/guest-init.sh) and
+# prints their CSV files on the console; this script takes them back, prints ernicd / nvmet-tcp per case (IOPS and
+# mean latency: under TCG only the ratio means anything) and, if the lane passed, appends the rows to the results.
 #
 # Usage: ci/lane/run.sh
-# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 300; the guest's own watchdog fires 30 s earlier)
+# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 320; the guest's own watchdog fires 30 s earlier)
+#        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_SKIP=nvmet|ernicd  leave one phase out
+#        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
-# Out:   build/lane/console.log, build/lane/results/<phase>-<job>.json (fio), build/lane/results/summary.txt
-# Exit:  0 only if the guest printed "ERNIC-LANE: PASS".
+#        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
+# Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
+#        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
+#        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does) and LANE_CSV_DIR/lane-ratio.csv
+#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio).
+# Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
 set -euo pipefail
 
 die() { echo "lane: $*" >&2; exit 1; }
@@ -18,8 +27,23 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 export LANE_OUT=$OUT
-TIMEOUT=${LANE_TIMEOUT:-300}
+TIMEOUT=${LANE_TIMEOUT:-320}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
+RUNTIME=${LANE_RUNTIME:-1}
+[[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
+CSV_DIR=${LANE_CSV_DIR:-$ROOT/results}
+CSV_HEADER=$(sed -n 's/^CSV_HEADER="\(.*\)"$/\1/p' "$ROOT/suites/run")
+[ -n "$CSV_HEADER" ] || die "cannot read CSV_HEADER from suites/run"
+RATIO_HEADER="timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio"
+if [ -n "${ERNIC_COMMIT:-}" ]; then
+	COMMIT=$ERNIC_COMMIT
+else
+	COMMIT=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) || COMMIT=unknown
+	if [ "$COMMIT" != unknown ] && ! git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null; then
+		COMMIT="$COMMIT-dirty"
+	fi
+fi
+[[ $COMMIT =~ ^[0-9A-Za-z._-]+$ ]] || die "commit id '$COMMIT' cannot go on the kernel command line"
 
 for c in qemu-system-x86_64 timeout jq; do
 	command -v "$c" >/dev/null || die "missing command $c (run: ci/deps.sh lane)"
@@ -29,6 +53,7 @@ done
 elapsed
 
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
+APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
 [ -n "${LANE_SKIP:-}" ] && APPEND="$APPEND ernic.skip=$LANE_SKIP"
 LOG=$OUT/console.log
 RES=$OUT/results
@@ -47,39 +72,82 @@ QRC=${PIPESTATUS[0]}
 set -e
 [ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "lane: QEMU killed after ${TIMEOUT}s"
 
-# fio JSON blocks printed between marker lines.
+# JSON blocks (ernicd's exit counters) and the suites' CSV files, printed between marker lines.
 awk -v dir="$RES" '
 	/^ERNIC-LANE-JSON-BEGIN / { name = $2; file = dir "/" name ".json"; printf "" > file; next }
 	/^ERNIC-LANE-JSON-END /   { if (name != "") close(file); name = ""; next }
+	/^ERNIC-LANE-CSV-BEGIN [a-z0-9-]+ [a-z0-9-]+$/ {
+		system("mkdir -p \"" dir "/csv/" $2 "\""); name = $3; file = dir "/csv/" $2 "/" $3 ".csv"
+		printf "" > file; next
+	}
+	/^ERNIC-LANE-CSV-END /    { if (name != "") close(file); name = ""; next }
 	name != ""                { print > file }
 ' "$LOG"
+
+# Every extracted file must be the runner's header and whole rows: a console line broken by a kernel message
+# would otherwise land in the results.
+CSV_OK=yes
+for f in "$RES"/csv/*/*.csv; do
+	[ -e "$f" ] || continue
+	bad=$(awk -v header="$CSV_HEADER" "$(cat "$ROOT/suites/csv.awk")"'
+		BEGIN { nh = split(header, h, ",") }
+		NR == 1 { if ($0 != header) print "line 1 is not the suites/run header"; next }
+		{ n = csvsplit($0, f); if (n != nh) print "line " NR " has " n " fields, not " nh }
+		END { if (NR < 2) print "no rows" }' "$f")
+	if [ -n "$bad" ]; then
+		echo "lane: ${f#"$RES"/}: $bad" | head -n 5 >&2
+		CSV_OK=no
+	fi
+done
+
+# One tab-separated line per row: phase, key (suite/case, "+digests" for the rows after the digest reconnect),
+# iops, mean latency (us), errors.
+rows_tsv() {
+	local f phase
+	for f in "$RES"/csv/*/*.csv; do
+		[ -e "$f" ] || continue
+		phase=$(basename "$(dirname "$f")")
+		awk -v phase="$phase" "$(cat "$ROOT/suites/csv.awk")"'
+			NR == 1 { nh = split($0, h, ","); next }
+			{
+				if (csvsplit($0, f) != nh) next
+				for (i = 1; i <= nh; i++) v[h[i]] = f[i]
+				key = v["suite"] "/" v["case"] (v["backend"] ~ / \+hdgst\+ddgst$/ ? "+digests" : "")
+				printf "%s\t%s\t%s\t%s\t%s\n", phase, key, v["iops"], v["lat_mean_us"], v["errors"]
+			}' "$f"
+	done
+}
+ROWS=$(rows_tsv)
+
 {
-	printf '%-40s %10s %10s %12s %12s\n' job read-iops write-iops read-lat-us write-lat-us
-	for f in "$RES"/*.json; do
-		[ -e "$f" ] || continue
-		if ! jq -e . "$f" >/dev/null 2>&1; then
-			echo "lane: $(basename "$f"): not valid JSON (console noise?)" >&2
-			continue
-		fi
-		jq -r --arg n "$(basename "$f" .json)" 'select(.jobs) | .jobs[0] |
-			[$n, (.read.iops | floor), (.write.iops | floor),
-			 (.read.lat_ns.mean / 1000 | floor), (.write.lat_ns.mean / 1000 | floor)] | @tsv' "$f" |
-			awk -F'\t' '{ printf "%-40s %10s %10s %12s %12s\n", $1, $2, $3, $4, $5 }'
-	done
-	# ernicd against nvmet-tcp, job by job, where both ran.
-	for f in "$RES"/ernicd-*.json; do
-		[ -e "$f" ] || continue
-		job=$(basename "$f" .json)
-		job=${job#ernicd-}
-		k=$RES/nvmet-$job.json
-		[ -e "$k" ] || continue
-		jq -r -n --arg j "$job" --slurpfile e "$f" --slurpfile k "$k" '
-			def iops(x): x[0].jobs[0] | (.read.iops + .write.iops);
-			if iops($k) > 0 then "ratio ernicd/nvmet \($j): \(iops($e) | floor) / \(iops($k) | floor) IOPS = \(iops($e) / iops($k) * 100 | round / 100)"
-			else empty end' 2>/dev/null || true
-	done
+	printf '%-8s %-34s %10s %12s %7s\n' target case IOPS lat-mean-us errors
+	printf '%s\n' "$ROWS" | awk -F'\t' 'NF == 5 { printf "%-8s %-34s %10s %12s %7s\n", $1, $2, $3, $4, $5 }'
 } >"$RES/summary.txt"
+
+# ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data.
+RATIOS=$OUT/ratios.txt
+printf '%s\n' "$ROWS" | awk -F'\t' '
+	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
+	END {
+		printf "%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
+			"ernicd lat us", "nvmet lat us", "ratio"
+		for (i = 1; i <= k; i++) {
+			c = order[i]
+			if (!(c in e)) continue
+			if (n[c] + 0 <= 0 || e[c] + 0 <= 0) {
+				printf "%-34s %11s %11s %8s %14s %14s %8s\n", c, e[c], n[c], "n/a", "-", "-", "n/a"
+				continue
+			}
+			printf "%-34s %11s %11s %8.2f %14s %14s %8.2f\n", c, e[c], n[c], e[c] / n[c], el[c], nl[c],
+				(nl[c] + 0 > 0 ? el[c] / nl[c] : 0)
+		}
+	}' >"$RATIOS"
+
 cat "$RES/summary.txt"
+echo
+echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a: a case that must fail)"
+cat "$RATIOS"
 
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
@@ -88,5 +156,42 @@ if [ "$MARKS" -ne 1 ]; then
 	echo "lane: FAIL: expected one marker line, found $MARKS (QEMU exit $QRC); console in $LOG"
 	exit 1
 fi
-echo "lane: ${VERDICT#ERNIC-LANE: } (console: $LOG, results: $RES)"
-[ "$VERDICT" = "ERNIC-LANE: PASS" ]
+if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
+	echo "lane: ${VERDICT#ERNIC-LANE: } (console: $LOG, results: $RES); nothing appended to ${CSV_DIR#"$ROOT"/}"
+	exit 1
+fi
+if [ "$CSV_OK" != yes ] || [ -z "$ROWS" ]; then
+	echo "lane: FAIL: the guest passed but its CSV files did not come back whole (console: $LOG)"
+	exit 1
+fi
+
+# The rows, appended as suites/run appends them: header once, never under another header.
+mkdir -p "$CSV_DIR"
+csv_ready() { # csv_ready FILE HEADER
+	if [ ! -s "$1" ]; then
+		echo "$2" >"$1"
+	elif [ "$(head -n 1 "$1")" != "$2" ]; then
+		die "$1 has another header; move it away to start a new file"
+	fi
+}
+n=0
+for f in "$RES"/csv/*/*.csv; do
+	csv_ready "$CSV_DIR/$(basename "$f")" "$CSV_HEADER"
+	tail -n +2 "$f" >>"$CSV_DIR/$(basename "$f")"
+	n=$((n + $(tail -n +2 "$f" | wc -l)))
+done
+csv_ready "$CSV_DIR/lane-ratio.csv" "$RATIO_HEADER"
+NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+printf '%s
+' "$ROWS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" '
+	$1 == "nvmet"  { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+	$1 == "ernicd" { e[$2] = $3 }
+	END {
+		for (i = 1; i <= k; i++) {
+			c = order[i]
+			if ((c in e) && n[c] + 0 > 0 && e[c] + 0 > 0)
+				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f\n", ts, commit, c, e[c], n[c], e[c] / n[c]
+		}
+	}' >>"$CSV_DIR/lane-ratio.csv"
+echo "lane: PASS: $n rows appended under ${CSV_DIR#"$ROOT"/}, ratios in $RATIOS and ${CSV_DIR#"$ROOT"/}/lane-ratio.csv"
+echo "lane: console $LOG, results $RES"
