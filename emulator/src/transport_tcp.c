@@ -23,6 +23,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -50,6 +51,7 @@
 /* PDO is 8 bits, so padding before data never exceeds this. */
 #define TCP_MAX_PAD 256
 #define TCP_RBUF_SIZE (16 * 1024)
+#define TCP_BUSY_POLL_NS 50000ull
 /* A command's data buffer: one MDTS transfer, or the largest in-capsule data. */
 #define TCP_REQ_BUF_SIZE MAX(ERNIC_MAX_XFER, ERNIC_TCP_IN_CAPSULE_DATA)
 /* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
@@ -116,6 +118,7 @@ struct tcp_conn {
 	uint8_t scratch[TCP_MAX_PAD];
 	/* One recv() usually brings a whole capsule, often several: parse them from here. */
 	uint32_t rhead, rtail;
+	uint64_t spin_until_ns; /* end of the current busy-poll window, 0 when none */
 	uint8_t rbuf[TCP_RBUF_SIZE];
 
 	struct tcp_conn *next; /* port's list */
@@ -539,6 +542,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 				got += (size_t)n;
 			else
 				conn->rtail = (uint32_t)n;
+			conn->spin_until_ns = 0;
 			continue;
 		}
 		if (n == 0)
@@ -547,6 +551,20 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
+		/*
+		 * Busy-poll briefly before sleeping: the next capsule of a queue
+		 * depth 1 stream arrives within microseconds, and a sleep costs a
+		 * wake-up on another CPU (milliseconds under an emulated CPU).
+		 */
+		if (!conn->spin_until_ns) {
+			conn->spin_until_ns = ernic_now_ns() + TCP_BUSY_POLL_NS;
+			continue;
+		}
+		if (ernic_now_ns() < conn->spin_until_ns) {
+			sched_yield();
+			continue;
+		}
+		conn->spin_until_ns = 0;
 
 		struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
 
