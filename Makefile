@@ -28,6 +28,7 @@ include emulator/emulator.mk
 -include emulator/bench/bench.mk
 -include engine/engine.mk
 -include suites/lad/lad.mk
+-include playbooks/playbooks.mk
 -include suites/suites.mk
 -include $(wildcard ci/*.mk)
 
