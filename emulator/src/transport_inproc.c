@@ -296,6 +296,16 @@ void ernic_inproc_stop(struct ernic_target *tgt)
 
 /* ---------------------------------------------------------------- qpairs */
 
+static void qpair_free(struct ernic_inproc_qpair *qp)
+{
+	free(qp->sq_ring);
+	free(qp->cq_ring);
+	free(qp->reqs);
+	free(qp->held);
+	free(qp->stamps);
+	free(qp);
+}
+
 struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, uint32_t depth, uint16_t qid)
 {
 	struct ernic_inproc *ip = tgt->inproc;
@@ -319,12 +329,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, u
 	qp->held = calloc(entries, 1);
 	qp->stamps = calloc(entries, sizeof(*qp->stamps));
 	if (!qp->sq_ring || !qp->cq_ring || !qp->reqs || !qp->held || !qp->stamps) {
-		free(qp->sq_ring);
-		free(qp->cq_ring);
-		free(qp->reqs);
-		free(qp->held);
-		free(qp->stamps);
-		free(qp);
+		qpair_free(qp);
 		return NULL;
 	}
 	memset(qp->cq_ring, 0, entries * sizeof(*qp->cq_ring));
@@ -345,12 +350,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, u
 		pthread_mutex_unlock(&ip->lock);
 		ernic_sq_destroy(&qp->sq);
 		pthread_mutex_destroy(&qp->cq_lock);
-		free(qp->sq_ring);
-		free(qp->cq_ring);
-		free(qp->reqs);
-		free(qp->held);
-		free(qp->stamps);
-		free(qp);
+		qpair_free(qp);
 		return NULL;
 	}
 	qp->poller = p;
@@ -381,10 +381,5 @@ void ernic_inproc_qpair_destroy(struct ernic_inproc_qpair *qp)
 	}
 	ernic_sq_destroy(&qp->sq);
 	pthread_mutex_destroy(&qp->cq_lock);
-	free(qp->sq_ring);
-	free(qp->cq_ring);
-	free(qp->reqs);
-	free(qp->held);
-	free(qp->stamps);
-	free(qp);
+	qpair_free(qp);
 }
