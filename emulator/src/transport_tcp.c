@@ -105,6 +105,7 @@ struct tcp_conn {
 
 	pthread_mutex_t lock; /* sends, the free list, @dead, @sqflow_disabled */
 	bool dead;	      /* the socket is going away: sends are dropped */
+	bool more_follows;    /* another PDU follows at once: let TCP put both in one segment */
 	bool sqflow_disabled;
 	struct tcp_req *reqs;
 	uint32_t nr_reqs;
@@ -186,7 +187,7 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 	if (conn->dead)
 		return -EPIPE;
 	while (msg.msg_iovlen) {
-		ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | (conn->more_follows ? MSG_MORE : 0));
 
 		if (n < 0) {
 			int err = errno;
@@ -432,8 +433,11 @@ static void tcp_complete(struct ernic_req *req)
 	bool data = ok && treq->c2h_len;
 
 	pthread_mutex_lock(&conn->lock);
-	if (data)
+	if (data) {
+		conn->more_follows = !conn->sqflow_disabled;
 		tcp_send_c2h_data_locked(conn, treq, conn->sqflow_disabled);
+		conn->more_follows = false;
+	}
 	if (!data || !conn->sqflow_disabled)
 		tcp_send_rsp_locked(conn, &req->cqe);
 	tcp_req_put_locked(conn, treq);
