@@ -594,7 +594,9 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 	req->cqe.dw1 = 0;
 	req->ns = NULL;
 	sq->stats.cmds[req->sqe.opc]++;
-	sq->sqhd = (uint16_t)(sq->size ? (sq->sqhd + 1) % sq->size : 0);
+	/* SQ head as the host would see it: wraps at the queue size (0 before Connect). */
+	if (++sq->sqhd >= sq->size)
+		sq->sqhd = 0;
 	req->cqe.sqhd = sq->sqhd;
 
 	if (req->sqe.opc == NVME_FABRICS_COMMAND) {
