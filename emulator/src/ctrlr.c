@@ -547,6 +547,13 @@ uint32_t ernic_req_sgl_len(const struct ernic_req *req)
 	return sgl->unkeyed.length;
 }
 
+uint16_t ernic_req_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
+{
+	if (ernic_req_sgl_len(req) < len)
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	return req->sq->ops->map_data(req, len, dir, buf);
+}
+
 static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *req, uint16_t status)
 {
 	struct nvme_error_log_entry *e;

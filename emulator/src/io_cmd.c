@@ -139,9 +139,7 @@ static uint16_t io_dsm(struct ernic_req *req)
 	uint16_t status;
 	int rc = 0;
 
-	if (ernic_req_sgl_len(req) < len)
-		return NVME_SC_SGL_INVALID_DATA_LEN;
-	status = req->sq->ops->map_data(req, len, NVME_DATA_HOST_TO_CTRL, &buf);
+	status = ernic_req_map_data(req, len, NVME_DATA_HOST_TO_CTRL, &buf);
 	if (status)
 		return status;
 	memcpy(ranges, buf, len);

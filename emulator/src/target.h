@@ -213,6 +213,12 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req);
 
 /* Data length the command's SGL describes (keyed or unkeyed formats). */
 uint32_t ernic_req_sgl_len(const struct ernic_req *req);
+/*
+ * Map @len bytes of the command's data for a command that moves at most what
+ * its SGL describes: a shorter SGL is Data SGL Length Invalid, else the
+ * transport's map_data decides.
+ */
+uint16_t ernic_req_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 /* Fill the CQE with @status; records the error in stats and the error log. */
 void ernic_req_set_status(struct ernic_req *req, uint16_t status);
 /*
