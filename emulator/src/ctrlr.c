@@ -222,9 +222,14 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 	pthread_mutex_unlock(&tgt->lock);
 }
 
-static void stats_add(struct ernic_counters *c, const struct ernic_sq_stats *s, bool admin)
+/*
+ * The one way a queue's counters reach a sum: the target's and each
+ * controller's counters of retired queues, and the live sums on read.
+ */
+static void counters_add_sq(struct ernic_counters *c, const struct ernic_sq *sq)
 {
-	uint64_t *cmds = admin ? c->admin_cmds : c->io_cmds;
+	const struct ernic_sq_stats *s = &sq->stats;
+	uint64_t *cmds = sq->qid == 0 ? c->admin_cmds : c->io_cmds;
 
 	for (int i = 0; i < 256; i++)
 		cmds[i] += s->cmds[i];
@@ -238,17 +243,10 @@ static void stats_add(struct ernic_counters *c, const struct ernic_sq_stats *s, 
 
 void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c)
 {
-	memset(c, 0, sizeof(*c));
 	pthread_mutex_lock(&tgt->lock);
-	memcpy(c->admin_cmds, tgt->retired_admin_cmds, sizeof(c->admin_cmds));
-	memcpy(c->io_cmds, tgt->retired_io_cmds, sizeof(c->io_cmds));
-	c->bytes_read = tgt->retired.bytes_read;
-	c->bytes_written = tgt->retired.bytes_written;
-	c->io_bytes_read = tgt->retired.io_bytes_read;
-	c->io_bytes_written = tgt->retired.io_bytes_written;
-	memcpy(c->errors, tgt->retired.errors, sizeof(c->errors));
+	*c = tgt->retired;
 	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next)
-		stats_add(c, &sq->stats, sq->qid == 0);
+		counters_add_sq(c, sq);
 	c->controllers = tgt->nr_ctrlrs;
 	c->io_queues = tgt->nr_io_queues;
 	pthread_mutex_unlock(&tgt->lock);
@@ -268,11 +266,11 @@ int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struc
 		return -ENOENT;
 	}
 	pthread_mutex_lock(&ctrlr->lock);
-	*c = ctrlr->detached;
+	*c = ctrlr->retired;
 	for (uint32_t qid = 0; qid <= ERNIC_MAX_IO_QUEUES; qid++) {
 		if (!ctrlr->sqs[qid])
 			continue;
-		stats_add(c, &ctrlr->sqs[qid]->stats, qid == 0);
+		counters_add_sq(c, ctrlr->sqs[qid]);
 		c->io_queues += qid != 0;
 	}
 	pthread_mutex_unlock(&ctrlr->lock);
@@ -412,7 +410,7 @@ static void ctrlr_detach_sq(struct ernic_sq *sq)
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
 	if (ctrlr->sqs[sq->qid] == sq) {
-		stats_add(&ctrlr->detached, &sq->stats, sq->qid == 0);
+		counters_add_sq(&ctrlr->retired, sq);
 		ctrlr->sqs[sq->qid] = NULL;
 		ctrlr->nr_sqs--;
 		if (sq->qid)
@@ -514,18 +512,7 @@ void ernic_sq_destroy(struct ernic_sq *sq)
 
 	ctrlr_detach_sq(sq);
 	pthread_mutex_lock(&tgt->lock);
-	for (int i = 0; i < 256; i++) {
-		if (sq->qid == 0)
-			tgt->retired_admin_cmds[i] += sq->stats.cmds[i];
-		else
-			tgt->retired_io_cmds[i] += sq->stats.cmds[i];
-	}
-	tgt->retired.bytes_read += sq->stats.bytes_read;
-	tgt->retired.bytes_written += sq->stats.bytes_written;
-	tgt->retired.io_bytes_read += sq->stats.io_bytes_read;
-	tgt->retired.io_bytes_written += sq->stats.io_bytes_written;
-	for (int i = 0; i < NVME_STATUS_COUNT; i++)
-		tgt->retired.errors[i] += sq->stats.errors[i];
+	counters_add_sq(&tgt->retired, sq);
 	if (sq->live_prev)
 		sq->live_prev->live_next = sq->live_next;
 	else

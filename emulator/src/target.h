@@ -295,7 +295,8 @@ struct ernic_ctrlr {
 	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	uint64_t start_ns;
-	struct ernic_counters detached; /* what queues did before they left this controller */
+	/* What queues did before they left this controller: command, byte and error fields only. */
+	struct ernic_counters retired;
 };
 
 struct ernic_inproc;
@@ -319,9 +320,8 @@ struct ernic_target {
 	uint32_t nr_ctrlrs;
 	uint16_t next_cntlid;
 	uint32_t nr_io_queues; /* connected, over all controllers */
-	struct ernic_sq_stats retired; /* bytes and errors of queues already gone */
-	uint64_t retired_admin_cmds[256];
-	uint64_t retired_io_cmds[256];
+	/* What queues already gone did: command, byte and error fields only. */
+	struct ernic_counters retired;
 	struct ernic_sq *live_sqs; /* every initialised queue, for counter sums */
 	uint64_t power_on_ns;
 

@@ -1631,6 +1631,35 @@ static void test_counters_survive_queue_destruction(void)
 	fx_fini();
 }
 
+static void test_controller_counters_keep_what_a_disconnected_io_queue_did(void)
+{
+	struct ernic_counters c;
+	struct nvme_sqe sqe;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 2, 8192), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 9, 0, 1, 4096), NVME_SC_INVALID_NS);
+	sqe_init(&sqe, NVME_FABRICS_COMMAND, 0xD2);
+	((struct nvmf_fabrics_cmd *)&sqe)->fctype = NVMF_FCTYPE_DISCONNECT;
+	CU_ASSERT_EQUAL(run(fx.q[1], &sqe, 0, NULL), NVME_SC_SUCCESS);
+	/* The queue left the controller but is not destroyed: counted once, by the controller */
+	CU_ASSERT_EQUAL(ernic_target_ctrlr_counters(fx.tgt, fx.cntlid, &c), 0);
+	CU_ASSERT_EQUAL(c.io_cmds[NVME_CMD_READ], 2);
+	CU_ASSERT_EQUAL(c.io_cmds[NVME_FABRICS_COMMAND], 2); /* Connect, Disconnect */
+	CU_ASSERT_EQUAL(c.io_bytes_read, 8192);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_INVALID_NS], 1);
+	CU_ASSERT_EQUAL(c.io_queues, 0);
+	CU_ASSERT_EQUAL(counters()->io_cmds[NVME_CMD_READ], 2);
+	/* Destroyed too: the target still counts it once */
+	q_destroy(fx.q[1]);
+	CU_ASSERT_EQUAL(counters()->io_cmds[NVME_CMD_READ], 2);
+	CU_ASSERT_EQUAL(counters()->errors[NVME_SC_INVALID_NS], 1);
+	CU_ASSERT_EQUAL(ernic_target_ctrlr_counters(fx.tgt, fx.cntlid, &c), 0);
+	CU_ASSERT_EQUAL(c.io_cmds[NVME_CMD_READ], 2);
+	fx_fini();
+}
+
 UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_two_connects_get_different_cntlids),
 	UT_CASE(test_connect_subnqn_mismatch_is_invalid_param_iattr1_ipo256),
@@ -1675,4 +1704,5 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_discovery_controller_rejects_io_commands_on_an_io_sq),
 	UT_CASE(test_discovery_connect_ignores_allow_list), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
-	UT_CASE(test_counters_survive_queue_destruction))
+	UT_CASE(test_counters_survive_queue_destruction),
+	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did))
