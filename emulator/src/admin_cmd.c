@@ -29,7 +29,7 @@ static uint16_t send_data(struct ernic_req *req, const void *src, uint32_t len)
 	void *buf;
 	uint16_t status;
 
-	status = ernic_req_map_data(req, len, NVME_DATA_CTRL_TO_HOST, &buf);
+	status = ernic_req_map_data_atleast(req, len, NVME_DATA_CTRL_TO_HOST, &buf);
 	if (status)
 		return status;
 	memcpy(buf, src, len);
@@ -320,7 +320,7 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 		return NVME_SC_INVALID_FIELD;
 	if (len > ERNIC_MAX_XFER)
 		return NVME_SC_INVALID_FIELD;
-	status = ernic_req_map_data(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
+	status = ernic_req_map_data_atleast(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
 	if (status)
 		return status;
 	/* Bytes past the end of the page read as zero. */

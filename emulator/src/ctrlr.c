@@ -534,7 +534,14 @@ uint32_t ernic_req_sgl_len(const struct ernic_req *req)
 	return sgl->unkeyed.length;
 }
 
-uint16_t ernic_req_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
+uint16_t ernic_req_map_data_exact(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
+{
+	if (ERNIC_UNLIKELY(ernic_req_sgl_len(req) != len))
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	return req->sq->ops->map_data(req, len, dir, buf);
+}
+
+uint16_t ernic_req_map_data_atleast(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
 {
 	if (ernic_req_sgl_len(req) < len)
 		return NVME_SC_SGL_INVALID_DATA_LEN;

@@ -31,9 +31,7 @@ static uint16_t fabrics_connect(struct ernic_req *req)
 		return NVME_SC_CMD_SEQ_ERROR;
 	if (cmd->recfmt != 0)
 		return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;
-	if (ernic_req_sgl_len(req) != sizeof(data))
-		return NVME_SC_SGL_INVALID_DATA_LEN;
-	status = sq->ops->map_data(req, sizeof(data), NVME_DATA_HOST_TO_CTRL, &buf);
+	status = ernic_req_map_data_exact(req, sizeof(data), NVME_DATA_HOST_TO_CTRL, &buf);
 	if (status)
 		return status;
 	memcpy(&data, buf, sizeof(data));

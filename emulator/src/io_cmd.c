@@ -57,22 +57,18 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 	uint64_t slba = cmd_slba(&req->sqe);
 	uint32_t nlb = cmd_nlb(&req->sqe);
 	uint64_t len = (uint64_t)nlb << ns->lba_shift;
-	uint32_t sgl_len = ernic_req_sgl_len(req);
 	void *buf;
 	uint64_t t;
 	uint16_t status;
 	int rc;
 
-	/*
-	 * The SGL must describe exactly the blocks asked for, and no more than
-	 * MDTS allows: a host that splits correctly never sees this.
-	 */
-	if (ERNIC_UNLIKELY(sgl_len > ERNIC_MAX_XFER || len > ERNIC_MAX_XFER || sgl_len != len))
+	/* No more than MDTS allows: a host that splits correctly never sees this. */
+	if (ERNIC_UNLIKELY(len > ERNIC_MAX_XFER))
 		return NVME_SC_SGL_INVALID_DATA_LEN;
 	if (ERNIC_UNLIKELY(!lba_range_ok(ns, slba, nlb)))
 		return NVME_SC_LBA_RANGE;
-	status = sq->ops->map_data(req, (uint32_t)len, write ? NVME_DATA_HOST_TO_CTRL : NVME_DATA_CTRL_TO_HOST,
-				   &buf);
+	status = ernic_req_map_data_exact(req, (uint32_t)len,
+					  write ? NVME_DATA_HOST_TO_CTRL : NVME_DATA_CTRL_TO_HOST, &buf);
 	if (ERNIC_UNLIKELY(status))
 		return status;
 	t = storage_enter(req);
@@ -139,7 +135,7 @@ static uint16_t io_dsm(struct ernic_req *req)
 	uint16_t status;
 	int rc = 0;
 
-	status = ernic_req_map_data(req, len, NVME_DATA_HOST_TO_CTRL, &buf);
+	status = ernic_req_map_data_atleast(req, len, NVME_DATA_HOST_TO_CTRL, &buf);
 	if (status)
 		return status;
 	memcpy(ranges, buf, len);

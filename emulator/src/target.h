@@ -110,7 +110,9 @@ struct ernic_sq;
 /**
  * struct ernic_transport_ops - what the core needs from a transport
  * @map_data: validate the command's data descriptor and return a buffer of
- *	exactly @len bytes for direction @dir; returns an NVMe status. For RDMA
+ *	exactly @len bytes for direction @dir; returns an NVMe status. Called
+ *	only by ernic_req_map_data_exact() and _atleast(), after their length
+ *	rule. For RDMA
  *	this resolves the keyed SGL through the MR table; for TCP it is the data
  *	already received (host to controller) or a buffer to send (controller to host).
  * @complete: post req->cqe. For I/O this runs on the queue's own thread; a held
@@ -214,11 +216,22 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req);
 /* Data length the command's SGL describes (keyed or unkeyed formats). */
 uint32_t ernic_req_sgl_len(const struct ernic_req *req);
 /*
- * Map @len bytes of the command's data for a command that moves at most what
- * its SGL describes: a shorter SGL is Data SGL Length Invalid, else the
- * transport's map_data decides.
+ * The two data length rules (Base 4.3.2, as nvmet's nvmet_check_transfer_len
+ * and nvmet_check_data_len_lte); every command maps its data through one of
+ * them, never through ops->map_data.
+ *
+ * ernic_req_map_data_exact() - the SGL describes exactly @len bytes: Read and
+ *	Write (the blocks asked for, no more and no less) and the Connect data
+ *	(1024 bytes). Any other length is Data SGL Length Invalid.
+ * ernic_req_map_data_atleast() - the SGL describes at least @len bytes and the
+ *	command moves @len: Identify and log pages (a host may offer a larger
+ *	buffer) and DSM ranges. A shorter SGL is Data SGL Length Invalid.
+ *
+ * Either returns an NVMe status; on success *buf holds @len bytes from the
+ * transport's map_data for direction @dir.
  */
-uint16_t ernic_req_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
+uint16_t ernic_req_map_data_exact(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
+uint16_t ernic_req_map_data_atleast(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 /* Fill the CQE with @status; records the error in stats and the error log. */
 void ernic_req_set_status(struct ernic_req *req, uint16_t status);
 /*

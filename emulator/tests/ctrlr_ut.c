@@ -1660,6 +1660,67 @@ static void test_controller_counters_keep_what_a_disconnected_io_queue_did(void)
 	fx_fini();
 }
 
+/* A request on @q whose keyed SGL describes @sgl_len bytes of the queue's buffer. */
+static void req_with_sgl(struct ernic_req *req, struct stub_q *q, uint32_t sgl_len)
+{
+	memset(req, 0, sizeof(*req));
+	req->sq = &q->sq;
+	nvme_keyed_sgl_set(&req->sqe.dptr, (uintptr_t)q->buf, sgl_len, 0x100, NVME_SGL_SUBTYPE_ADDRESS);
+}
+
+static void test_map_data_exact_refuses_a_longer_sgl_that_atleast_accepts(void)
+{
+	struct ernic_req req;
+	void *buf = NULL;
+
+	fx_init();
+	req_with_sgl(&req, fx.q[0], 8192);
+	CU_ASSERT_EQUAL(ernic_req_map_data_exact(&req, 4096, NVME_DATA_CTRL_TO_HOST, &buf),
+			NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(fx.q[0]->map_calls, 0);
+	CU_ASSERT_EQUAL(ernic_req_map_data_atleast(&req, 4096, NVME_DATA_CTRL_TO_HOST, &buf), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->map_calls, 1);
+	CU_ASSERT_EQUAL(fx.q[0]->map_len, 4096);
+	CU_ASSERT_PTR_EQUAL(buf, fx.q[0]->buf);
+	CU_ASSERT_EQUAL(ernic_req_map_data_exact(&req, 8192, NVME_DATA_HOST_TO_CTRL, &buf), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->map_calls, 2);
+	CU_ASSERT_EQUAL(fx.q[0]->map_dir, NVME_DATA_HOST_TO_CTRL);
+	fx_fini();
+}
+
+static void test_map_data_both_rules_refuse_a_shorter_sgl_before_the_transport(void)
+{
+	struct ernic_req req;
+	void *buf = NULL;
+
+	fx_init();
+	req_with_sgl(&req, fx.q[0], 2048);
+	CU_ASSERT_EQUAL(ernic_req_map_data_exact(&req, 4096, NVME_DATA_CTRL_TO_HOST, &buf),
+			NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(ernic_req_map_data_atleast(&req, 4096, NVME_DATA_CTRL_TO_HOST, &buf),
+			NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(fx.q[0]->map_calls, 0);
+	fx_fini();
+}
+
+static void test_read_needs_the_exact_sgl_length_identify_a_long_enough_one(void)
+{
+	struct nvme_sqe sqe;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	/* One block read into an SGL of two blocks: exact rule */
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 8192), NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(fx.q[1]->map_calls, 1); /* the Connect's only */
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	/* A 4 KiB Identify page into an 8 KiB SGL: at-least rule, 4 KiB moved */
+	sqe_init(&sqe, NVME_ADMIN_IDENTIFY, 0x91);
+	sqe.cdw10 = NVME_ID_CNS_CTRL;
+	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 8192, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->map_len, 4096);
+	fx_fini();
+}
+
 UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_two_connects_get_different_cntlids),
 	UT_CASE(test_connect_subnqn_mismatch_is_invalid_param_iattr1_ipo256),
@@ -1705,4 +1766,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_discovery_connect_ignores_allow_list), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),
-	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did))
+	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did),
+	UT_CASE(test_map_data_exact_refuses_a_longer_sgl_that_atleast_accepts),
+	UT_CASE(test_map_data_both_rules_refuse_a_shorter_sgl_before_the_transport),
+	UT_CASE(test_read_needs_the_exact_sgl_length_identify_a_long_enough_one))
