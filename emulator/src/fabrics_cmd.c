@@ -16,35 +16,39 @@ static uint16_t connect_invalid(struct ernic_req *req, uint32_t iattr, uint16_t 
 	return NVME_SC_CONNECT_INVALID_PARAM;
 }
 
-static uint16_t fabrics_connect(struct ernic_req *req)
+/*
+ * What every Connect checks before it touches a controller: the command's
+ * fields and the Connect data (Fabrics 1.1 section 3.3, Figures 20 and 21),
+ * which must be exactly 1024 bytes. SQSIZE is checked here too, so a refused
+ * admin Connect never creates a controller. On success @data holds the data
+ * with both NQNs terminated and *@discovery says which subsystem it names.
+ */
+static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *data, bool *discovery)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
 	struct ernic_sq *sq = req->sq;
 	struct ernic_target *tgt = sq->tgt;
-	struct nvmf_connect_data data;
-	struct ernic_ctrlr *ctrlr;
 	void *buf;
 	uint16_t status;
-	bool discovery;
 
 	if (sq->connected)
 		return NVME_SC_CMD_SEQ_ERROR;
 	if (cmd->recfmt != 0)
 		return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;
-	status = ernic_req_map_data_exact(req, sizeof(data), NVME_DATA_HOST_TO_CTRL, &buf);
+	status = ernic_req_map_data_exact(req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &buf);
 	if (status)
 		return status;
-	memcpy(&data, buf, sizeof(data));
-	sq->stats.bytes_written += sizeof(data);
-	data.subnqn[NVMF_NQN_SIZE - 1] = '\0';
-	data.hostnqn[NVMF_NQN_SIZE - 1] = '\0';
+	memcpy(data, buf, sizeof(*data));
+	sq->stats.bytes_written += sizeof(*data);
+	data->subnqn[NVMF_NQN_SIZE - 1] = '\0';
+	data->hostnqn[NVMF_NQN_SIZE - 1] = '\0';
 
-	discovery = !strcmp(data.subnqn, NVMF_DISC_NQN);
-	if (!discovery && strcmp(data.subnqn, tgt->subnqn))
+	*discovery = !strcmp(data->subnqn, NVMF_DISC_NQN);
+	if (!*discovery && strcmp(data->subnqn, tgt->subnqn))
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(subnqn));
-	if (!data.hostnqn[0])
+	if (!data->hostnqn[0])
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(hostnqn));
-	if (!discovery && !ernic_target_host_allowed(tgt, data.hostnqn))
+	if (!*discovery && !ernic_target_host_allowed(tgt, data->hostnqn))
 		return NVME_SC_CONNECT_INVALID_HOST;
 	/*
 	 * SQSIZE is 0's based and 0 is invalid; MQES bounds it, except that an
@@ -53,32 +57,67 @@ static uint16_t fabrics_connect(struct ernic_req *req)
 	if (cmd->sqsize == 0 ||
 	    cmd->sqsize > (cmd->qid ? tgt->cfg.queue_size - 1 : MAX(tgt->cfg.queue_size - 1, 31u)))
 		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(sqsize));
+	return NVME_SC_SUCCESS;
+}
 
-	if (cmd->qid == 0) {
-		if (data.cntlid != NVMF_CNTLID_DYNAMIC)
-			return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
-		ctrlr = ernic_ctrlr_create(tgt, &data, cmd->kato, discovery);
-		if (!ctrlr)
-			return NVME_SC_CONNECT_CTRL_BUSY;
-		if (ernic_ctrlr_attach_sq(ctrlr, sq, 0, (uint16_t)(cmd->sqsize + 1))) {
-			/* Cannot happen for a new controller: its admin slot is empty. */
-			return NVME_SC_INTERNAL;
-		}
-		req->cqe.dw0 = ctrlr->cntlid;
-		return NVME_SC_SUCCESS;
-	}
+/*
+ * The step both Connects end with, as nvmet's nvmet_install_queue: the queue
+ * becomes queue QID of @ctrlr with SQSIZE + 1 entries, and the completion
+ * carries the controller's CNTLID (Fabrics 3.3, Figure 22). A QID already
+ * taken is Controller Busy.
+ */
+static uint16_t connect_install_sq(struct ernic_req *req, struct ernic_ctrlr *ctrlr)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
 
-	ctrlr = ernic_ctrlr_lookup(tgt, data.cntlid, data.hostnqn);
+	if (ernic_ctrlr_attach_sq(ctrlr, req->sq, cmd->qid, (uint16_t)(cmd->sqsize + 1)))
+		return NVME_SC_CONNECT_CTRL_BUSY;
+	req->cqe.dw0 = ctrlr->cntlid;
+	return NVME_SC_SUCCESS;
+}
+
+/* An admin Connect creates the association: a new controller (dynamic model). */
+static uint16_t connect_admin(struct ernic_req *req, const struct nvmf_connect_data *data, bool discovery)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	struct ernic_ctrlr *ctrlr;
+
+	if (data->cntlid != NVMF_CNTLID_DYNAMIC)
+		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
+	ctrlr = ernic_ctrlr_create(req->sq->tgt, data, cmd->kato, discovery);
+	if (!ctrlr)
+		return NVME_SC_CONNECT_CTRL_BUSY;
+	/* A new controller's admin slot is empty: this cannot fail. */
+	return connect_install_sq(req, ctrlr);
+}
+
+/* An I/O Connect joins the enabled controller the host's admin Connect created. */
+static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data *data)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	struct ernic_ctrlr *ctrlr;
+
+	ctrlr = ernic_ctrlr_lookup(req->sq->tgt, data->cntlid, data->hostnqn);
 	if (!ctrlr || ctrlr->discovery)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
 		return NVME_SC_CMD_SEQ_ERROR;
 	if (cmd->qid > ctrlr->nr_io_queues || cmd->qid > ERNIC_MAX_IO_QUEUES)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
-	if (ernic_ctrlr_attach_sq(ctrlr, sq, cmd->qid, (uint16_t)(cmd->sqsize + 1)))
-		return NVME_SC_CONNECT_CTRL_BUSY;
-	req->cqe.dw0 = ctrlr->cntlid;
-	return NVME_SC_SUCCESS;
+	return connect_install_sq(req, ctrlr);
+}
+
+static uint16_t fabrics_connect(struct ernic_req *req)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	struct nvmf_connect_data data;
+	bool discovery;
+	uint16_t status;
+
+	status = connect_check(req, &data, &discovery);
+	if (status)
+		return status;
+	return cmd->qid == 0 ? connect_admin(req, &data, discovery) : connect_io(req, &data);
 }
 
 /* Bits 2:0 of ATTRIB: 0 = a 4-byte property, 1 = an 8-byte one. */
