@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * admin_cmd.c - admin commands: Identify, Get Log Page, Set/Get Features,
- * Keep Alive, Asynchronous Event Request, Abort; and the discovery
- * controller's subset of them (Fabrics 1.1 section 5).
+ * admin_cmd.c - the I/O controller's admin commands: Identify, Get Log Page,
+ * Set/Get Features, Keep Alive, Asynchronous Event Request, Abort. The parts
+ * a discovery controller shares (discovery_cmd.c) are exported through
+ * target.h: padded strings, sending a page, the common Identify Controller
+ * fields, the log page window, the Features machinery and AER.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,8 +16,7 @@
 #define ERNIC_FIRMWARE "1.0"
 #define ERNIC_TEMP_KELVIN 313 /* reported composite temperature, 40 C */
 
-/* Space-padded, not NUL-terminated: the Identify string fields (Base 1.5). */
-static void copy_padded(char *dst, size_t len, const char *src)
+void ernic_copy_padded(char *dst, size_t len, const char *src)
 {
 	size_t n = strlen(src);
 
@@ -23,8 +24,7 @@ static void copy_padded(char *dst, size_t len, const char *src)
 	memcpy(dst, src, n < len ? n : len);
 }
 
-/* Copy a page the controller built into the host buffer the command describes. */
-static uint16_t send_data(struct ernic_req *req, const void *src, uint32_t len)
+uint16_t ernic_req_send_data(struct ernic_req *req, const void *src, uint32_t len)
 {
 	void *buf;
 	uint16_t status;
@@ -46,24 +46,23 @@ static struct ernic_ns *find_ns(struct ernic_target *tgt, uint32_t nsid)
 
 /* ---------------------------------------------------------------- Identify */
 
-static void identify_ctrlr(struct ernic_ctrlr *ctrlr, const struct ernic_sq *sq, struct nvme_id_ctrl *id)
+void ernic_identify_ctrlr_common(const struct ernic_ctrlr *ctrlr, const struct ernic_sq *sq, struct nvme_id_ctrl *id)
 {
-	struct ernic_target *tgt = ctrlr->tgt;
+	const struct ernic_target *tgt = ctrlr->tgt;
 	uint32_t icd = sq->ops->in_capsule_data_size;
 
 	memset(id, 0, sizeof(*id));
 	id->vid = ERNIC_VID;
 	id->ssvid = ERNIC_VID;
-	copy_padded(id->sn, sizeof(id->sn), tgt->serial);
-	copy_padded(id->mn, sizeof(id->mn), ERNIC_MODEL);
-	copy_padded(id->fr, sizeof(id->fr), ERNIC_FIRMWARE);
+	ernic_copy_padded(id->sn, sizeof(id->sn), tgt->serial);
+	ernic_copy_padded(id->mn, sizeof(id->mn), ERNIC_MODEL);
+	ernic_copy_padded(id->fr, sizeof(id->fr), ERNIC_FIRMWARE);
 	id->rab = 6;
 	id->cntlid = ctrlr->cntlid;
 	id->ver = ctrlr->vs;
 	id->kas = 10; /* keep-alive granularity in 100 ms units */
 	id->sqes = (6 << 4) | 6;
 	id->cqes = (4 << 4) | 4;
-	id->maxcmd = (uint16_t)tgt->cfg.queue_size;
 	id->sgls = NVME_CTRL_SGLS_SUPPORTED | NVME_CTRL_SGLS_KEYED | (icd ? NVME_CTRL_SGLS_OFFSET : 0);
 	id->ioccsz = ERNIC_IOCCSZ + icd / 16;
 	id->iorcsz = ERNIC_IORCSZ;
@@ -71,15 +70,16 @@ static void identify_ctrlr(struct ernic_ctrlr *ctrlr, const struct ernic_sq *sq,
 	id->aerl = ERNIC_AERL - 1;
 	id->elpe = ERNIC_ERRLOG_ENTRIES - 1;
 	id->lpa = NVME_CTRL_LPA_EXTENDED;
-	copy_padded(id->subnqn, 0, "");
-	snprintf(id->subnqn, sizeof(id->subnqn), "%s", ctrlr->discovery ? NVMF_DISC_NQN : tgt->subnqn);
-	if (ctrlr->discovery) {
-		id->cntrltype = NVME_CTRL_CNTRLTYPE_DISCOVERY;
-		id->mdts = 0;
-		id->maxcmd = ERNIC_ADMIN_QUEUE_SIZE;
-		return;
-	}
+}
+
+static void identify_ctrlr(const struct ernic_ctrlr *ctrlr, const struct ernic_sq *sq, struct nvme_id_ctrl *id)
+{
+	const struct ernic_target *tgt = ctrlr->tgt;
+
+	ernic_identify_ctrlr_common(ctrlr, sq, id);
+	snprintf(id->subnqn, sizeof(id->subnqn), "%s", tgt->subnqn);
 	id->cntrltype = NVME_CTRL_CNTRLTYPE_IO;
+	id->maxcmd = (uint16_t)tgt->cfg.queue_size;
 	id->mdts = ERNIC_MDTS;
 	id->oaes = NVME_CTRL_OAES_NS_ATTR;
 	id->acl = 3;
@@ -154,8 +154,6 @@ static uint16_t admin_identify(struct ernic_req *req)
 	struct ernic_ns *ns;
 
 	memset(page, 0, sizeof(page));
-	if (ctrlr->discovery && cns != NVME_ID_CNS_CTRL)
-		return NVME_SC_INVALID_FIELD;
 	switch (cns) {
 	case NVME_ID_CNS_CTRL:
 		identify_ctrlr(ctrlr, req->sq, (struct nvme_id_ctrl *)page);
@@ -198,7 +196,7 @@ static uint16_t admin_identify(struct ernic_req *req)
 	default:
 		return NVME_SC_INVALID_FIELD;
 	}
-	return send_data(req, page, sizeof(page));
+	return ernic_req_send_data(req, page, sizeof(page));
 }
 
 /* ------------------------------------------------------------ Log pages */
@@ -233,30 +231,27 @@ static void smart_log(struct ernic_ctrlr *ctrlr, struct nvme_smart_log *log)
 	log->temp_sensor[0] = ERNIC_TEMP_KELVIN;
 }
 
-static size_t discovery_log(struct ernic_target *tgt, uint8_t *page, size_t cap)
+uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t size)
 {
-	struct nvmf_disc_log_hdr *hdr = (struct nvmf_disc_log_hdr *)page;
-	struct nvmf_disc_log_entry *e = (struct nvmf_disc_log_entry *)(page + sizeof(*hdr));
+	uint32_t numd = ((req->sqe.cdw10 >> 16) | ((req->sqe.cdw11 & 0xFFFF) << 16)) + 1;
+	uint64_t lpo = (uint64_t)req->sqe.cdw12 | (uint64_t)req->sqe.cdw13 << 32;
+	uint64_t len = (uint64_t)numd * 4;
+	void *buf;
+	uint16_t status;
 
-	if (cap < sizeof(*hdr) + sizeof(*e))
-		return 0;
-	memset(page, 0, sizeof(*hdr) + sizeof(*e));
-	hdr->genctr = 1;
-	hdr->numrec = 1;
-	hdr->recfmt = 0;
-	e->trtype = tgt->trtype;
-	e->adrfam = NVMF_ADRFAM_IPV4;
-	e->subtype = NVMF_SUBTYPE_NVME;
-	e->treq = NVMF_TREQ_NOT_SPECIFIED;
-	e->portid = 1;
-	e->cntlid = NVMF_CNTLID_DYNAMIC;
-	e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
-	memset(e->trsvcid, ' ', sizeof(e->trsvcid));
-	memcpy(e->trsvcid, tgt->trsvcid, strnlen(tgt->trsvcid, sizeof(e->trsvcid)));
-	memset(e->traddr, ' ', sizeof(e->traddr));
-	memcpy(e->traddr, tgt->traddr, strnlen(tgt->traddr, sizeof(e->traddr)));
-	snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
-	return sizeof(*hdr) + sizeof(*e);
+	/* LPO must be dword aligned and inside the page (Base 5.16). */
+	if ((lpo & 3) || lpo > size)
+		return NVME_SC_INVALID_FIELD;
+	if (len > ERNIC_MAX_XFER)
+		return NVME_SC_INVALID_FIELD;
+	status = ernic_req_map_data_atleast(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
+	if (status)
+		return status;
+	/* Bytes past the end of the page read as zero. */
+	memset(buf, 0, len);
+	memcpy(buf, (const uint8_t *)page + lpo, MIN(len, size - lpo));
+	req->sq->stats.bytes_read += len;
+	return NVME_SC_SUCCESS;
 }
 
 static uint16_t admin_get_log_page(struct ernic_req *req)
@@ -264,17 +259,10 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint8_t lid = (uint8_t)req->sqe.cdw10;
 	bool rae = req->sqe.cdw10 & (1u << 15);
-	uint32_t numd = ((req->sqe.cdw10 >> 16) | ((req->sqe.cdw11 & 0xFFFF) << 16)) + 1;
-	uint64_t lpo = (uint64_t)req->sqe.cdw12 | (uint64_t)req->sqe.cdw13 << 32;
-	uint64_t len = (uint64_t)numd * 4;
 	_Alignas(8) uint8_t page[ERNIC_ERRLOG_ENTRIES * sizeof(struct nvme_error_log_entry) + 4096];
 	size_t size = 0;
-	void *buf;
-	uint16_t status;
 
 	memset(page, 0, sizeof(page));
-	if (ctrlr->discovery && lid != NVME_LOG_DISC)
-		return NVME_SC_INVALID_LOG_PAGE;
 	switch (lid) {
 	case NVME_LOG_ERROR:
 		pthread_mutex_lock(&ctrlr->lock);
@@ -292,7 +280,7 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 		struct nvme_fw_slot_log *fw = (struct nvme_fw_slot_log *)page;
 
 		fw->afi = 1;
-		copy_padded(fw->frs[0], sizeof(fw->frs[0]), ERNIC_FIRMWARE);
+		ernic_copy_padded(fw->frs[0], sizeof(fw->frs[0]), ERNIC_FIRMWARE);
 		size = sizeof(*fw);
 		break;
 	}
@@ -307,139 +295,178 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 		size = 4096;
 		break;
 	}
-	case NVME_LOG_DISC:
-		if (!ctrlr->discovery)
-			return NVME_SC_INVALID_LOG_PAGE;
-		size = discovery_log(ctrlr->tgt, page, sizeof(page));
-		break;
 	default:
+		/* The discovery log page (70h) exists only on a discovery controller. */
 		return NVME_SC_INVALID_LOG_PAGE;
 	}
-	/* LPO must be dword aligned and inside the page (Base 5.16). */
-	if ((lpo & 3) || lpo > size)
-		return NVME_SC_INVALID_FIELD;
-	if (len > ERNIC_MAX_XFER)
-		return NVME_SC_INVALID_FIELD;
-	status = ernic_req_map_data_atleast(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
-	if (status)
-		return status;
-	/* Bytes past the end of the page read as zero. */
-	memset(buf, 0, len);
-	memcpy(buf, page + lpo, MIN(len, size - lpo));
-	req->sq->stats.bytes_read += len;
-	return NVME_SC_SUCCESS;
+	return ernic_req_send_log_page(req, page, size);
 }
 
 /* ------------------------------------------------------------- Features */
 
-static uint16_t admin_set_features(struct ernic_req *req)
+static uint16_t feat_set_num_queues(struct ernic_req *req, uint32_t cdw11)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
-	uint8_t fid = (uint8_t)req->sqe.cdw10;
-	uint32_t cdw11 = req->sqe.cdw11;
+	uint32_t nsqr = cdw11 & 0xFFFF, ncqr = cdw11 >> 16, grant;
+
+	if (nsqr == 0xFFFF || ncqr == 0xFFFF)
+		return NVME_SC_INVALID_FIELD;
+	/* Once I/O queues exist the count is fixed, as SPDK answers. */
+	if (ctrlr->nr_sqs > 1)
+		return NVME_SC_CMD_SEQ_ERROR;
+	grant = MIN(MAX(nsqr, ncqr) + 1, ctrlr->tgt->cfg.queues);
+	ctrlr->nr_io_queues = grant;
+	ctrlr->nr_queues_set = true;
+	req->cqe.dw0 = (grant - 1) | (grant - 1) << 16;
+	return NVME_SC_SUCCESS;
+}
+
+static uint32_t feat_get_num_queues(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	uint32_t n = current ? ctrlr->nr_io_queues : ctrlr->tgt->cfg.queues;
+
+	return (n - 1) | (n - 1) << 16;
+}
+
+uint16_t ernic_feat_set_kato(struct ernic_req *req, uint32_t cdw11)
+{
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	ctrlr->kato_ms = cdw11;
+	if (cdw11)
+		ernic_ctrlr_keep_alive(ctrlr);
+	else
+		atomic_store(&ctrlr->ka_deadline_ns, 0);
+	return NVME_SC_SUCCESS;
+}
+
+uint32_t ernic_feat_get_kato(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	return current ? ctrlr->kato_ms : 0;
+}
+
+uint16_t ernic_feat_set_async_event(struct ernic_req *req, uint32_t cdw11)
+{
+	/* Only Namespace Attribute Notices are generated; other bits are kept, harmless. */
+	req->sq->ctrlr->aec = cdw11;
+	return NVME_SC_SUCCESS;
+}
+
+uint32_t ernic_feat_get_async_event(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	return current ? ctrlr->aec : 0;
+}
+
+static uint16_t feat_set_vwc(struct ernic_req *req, uint32_t cdw11)
+{
+	req->sq->ctrlr->vwc = cdw11 & 1;
+	return NVME_SC_SUCCESS;
+}
+
+static uint32_t feat_get_vwc(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	return current ? ctrlr->vwc : 1;
+}
+
+static uint16_t feat_set_arbitration(struct ernic_req *req, uint32_t cdw11)
+{
+	req->sq->ctrlr->arbitration = cdw11;
+	return NVME_SC_SUCCESS;
+}
+
+static uint32_t feat_get_arbitration(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	return current ? ctrlr->arbitration : 0;
+}
+
+/* One power state, PS0: the only one a host may select. */
+static uint16_t feat_set_power_mgmt(struct ernic_req *req, uint32_t cdw11)
+{
+	(void)req;
+	return (cdw11 & 0x1F) == 0 ? NVME_SC_SUCCESS : NVME_SC_INVALID_FIELD;
+}
+
+static uint32_t feat_get_power_mgmt(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	(void)ctrlr;
+	(void)current;
+	return 0;
+}
+
+static uint16_t feat_set_temp_thresh(struct ernic_req *req, uint32_t cdw11)
+{
+	req->sq->ctrlr->temp_thresh = cdw11;
+	return NVME_SC_SUCCESS;
+}
+
+static uint32_t feat_get_temp_thresh(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	return current ? ctrlr->temp_thresh : 0;
+}
+
+static uint16_t feat_set_err_recovery(struct ernic_req *req, uint32_t cdw11)
+{
+	req->sq->ctrlr->err_recovery = cdw11;
+	return NVME_SC_SUCCESS;
+}
+
+static uint32_t feat_get_err_recovery(const struct ernic_ctrlr *ctrlr, bool current)
+{
+	return current ? ctrlr->err_recovery : 0;
+}
+
+static const struct ernic_feature admin_features[] = {
+	{ NVME_FEAT_ARBITRATION, feat_set_arbitration, feat_get_arbitration },
+	{ NVME_FEAT_POWER_MGMT, feat_set_power_mgmt, feat_get_power_mgmt },
+	{ NVME_FEAT_TEMP_THRESH, feat_set_temp_thresh, feat_get_temp_thresh },
+	{ NVME_FEAT_ERR_RECOVERY, feat_set_err_recovery, feat_get_err_recovery },
+	{ NVME_FEAT_VOLATILE_WC, feat_set_vwc, feat_get_vwc },
+	{ NVME_FEAT_NUM_QUEUES, feat_set_num_queues, feat_get_num_queues },
+	{ NVME_FEAT_ASYNC_EVENT, ernic_feat_set_async_event, ernic_feat_get_async_event },
+	{ NVME_FEAT_KATO, ernic_feat_set_kato, ernic_feat_get_kato },
+};
+
+static const struct ernic_feature *feature_find(const struct ernic_feature *feats, size_t n, uint8_t fid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (feats[i].fid == fid)
+			return &feats[i];
+	return NULL;
+}
+
+uint16_t ernic_set_features(struct ernic_req *req, const struct ernic_feature *feats, size_t n)
+{
+	const struct ernic_feature *f;
 
 	if (req->sqe.cdw10 & (1u << 31))
 		return NVME_SC_FEATURE_NOT_SAVEABLE;
-	if (ctrlr->discovery && fid != NVME_FEAT_KATO && fid != NVME_FEAT_ASYNC_EVENT)
+	f = feature_find(feats, n, (uint8_t)req->sqe.cdw10);
+	if (!f)
 		return NVME_SC_INVALID_FIELD;
-	switch (fid) {
-	case NVME_FEAT_NUM_QUEUES: {
-		uint32_t nsqr = cdw11 & 0xFFFF, ncqr = cdw11 >> 16, grant;
-
-		if (nsqr == 0xFFFF || ncqr == 0xFFFF)
-			return NVME_SC_INVALID_FIELD;
-		/* Once I/O queues exist the count is fixed, as SPDK answers. */
-		if (ctrlr->nr_sqs > 1)
-			return NVME_SC_CMD_SEQ_ERROR;
-		grant = MIN(MAX(nsqr, ncqr) + 1, ctrlr->tgt->cfg.queues);
-		ctrlr->nr_io_queues = grant;
-		ctrlr->nr_queues_set = true;
-		req->cqe.dw0 = (grant - 1) | (grant - 1) << 16;
-		return NVME_SC_SUCCESS;
-	}
-	case NVME_FEAT_KATO:
-		ctrlr->kato_ms = cdw11;
-		if (cdw11)
-			ernic_ctrlr_keep_alive(ctrlr);
-		else
-			atomic_store(&ctrlr->ka_deadline_ns, 0);
-		return NVME_SC_SUCCESS;
-	case NVME_FEAT_ASYNC_EVENT:
-		/* Only Namespace Attribute Notices are generated; other bits are kept, harmless. */
-		ctrlr->aec = cdw11;
-		return NVME_SC_SUCCESS;
-	case NVME_FEAT_VOLATILE_WC:
-		ctrlr->vwc = cdw11 & 1;
-		return NVME_SC_SUCCESS;
-	case NVME_FEAT_ARBITRATION:
-		ctrlr->arbitration = cdw11;
-		return NVME_SC_SUCCESS;
-	case NVME_FEAT_POWER_MGMT:
-		return (cdw11 & 0x1F) == 0 ? NVME_SC_SUCCESS : NVME_SC_INVALID_FIELD;
-	case NVME_FEAT_TEMP_THRESH:
-		ctrlr->temp_thresh = cdw11;
-		return NVME_SC_SUCCESS;
-	case NVME_FEAT_ERR_RECOVERY:
-		ctrlr->err_recovery = cdw11;
-		return NVME_SC_SUCCESS;
-	default:
-		return NVME_SC_INVALID_FIELD;
-	}
+	return f->set(req, req->sqe.cdw11);
 }
 
-static uint16_t admin_get_features(struct ernic_req *req)
+uint16_t ernic_get_features(struct ernic_req *req, const struct ernic_feature *feats, size_t n)
 {
-	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
-	uint8_t fid = (uint8_t)req->sqe.cdw10;
 	uint32_t sel = (req->sqe.cdw10 >> 8) & 7;
-	bool current = sel == NVME_FEAT_SEL_CURRENT;
-	uint32_t value;
+	const struct ernic_feature *f;
 
 	if (sel > NVME_FEAT_SEL_SUPPORTED)
 		return NVME_SC_INVALID_FIELD;
-	if (ctrlr->discovery && fid != NVME_FEAT_KATO && fid != NVME_FEAT_ASYNC_EVENT)
+	f = feature_find(feats, n, (uint8_t)req->sqe.cdw10);
+	if (!f)
 		return NVME_SC_INVALID_FIELD;
-	switch (fid) {
-	case NVME_FEAT_NUM_QUEUES: {
-		uint32_t n = current ? ctrlr->nr_io_queues : ctrlr->tgt->cfg.queues;
-
-		value = (n - 1) | (n - 1) << 16;
-		break;
-	}
-	case NVME_FEAT_KATO:
-		value = current ? ctrlr->kato_ms : 0;
-		break;
-	case NVME_FEAT_ASYNC_EVENT:
-		value = current ? ctrlr->aec : 0;
-		break;
-	case NVME_FEAT_VOLATILE_WC:
-		value = current ? ctrlr->vwc : 1;
-		break;
-	case NVME_FEAT_ARBITRATION:
-		value = current ? ctrlr->arbitration : 0;
-		break;
-	case NVME_FEAT_POWER_MGMT:
-		value = 0;
-		break;
-	case NVME_FEAT_TEMP_THRESH:
-		value = current ? ctrlr->temp_thresh : 0;
-		break;
-	case NVME_FEAT_ERR_RECOVERY:
-		value = current ? ctrlr->err_recovery : 0;
-		break;
-	default:
-		return NVME_SC_INVALID_FIELD;
-	}
 	/* Capabilities: changeable, not saveable, not per-namespace (Base Figure 328). */
 	if (sel == NVME_FEAT_SEL_SUPPORTED)
-		value = 1u << 2;
-	req->cqe.dw0 = value;
+		req->cqe.dw0 = 1u << 2;
+	else
+		req->cqe.dw0 = f->get(req->sq->ctrlr, sel == NVME_FEAT_SEL_CURRENT);
 	return NVME_SC_SUCCESS;
 }
 
 /* ------------------------------------------------- Keep Alive and AER */
 
-static uint16_t admin_async_event(struct ernic_req *req, enum ernic_exec *held)
+uint16_t ernic_admin_async_event(struct ernic_req *req, enum ernic_exec *held)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint32_t dw0 = 0;
@@ -464,6 +491,13 @@ static uint16_t admin_async_event(struct ernic_req *req, enum ernic_exec *held)
 	return NVME_SC_SUCCESS;
 }
 
+uint16_t ernic_admin_abort(struct ernic_req *req)
+{
+	/* Commands complete in order and fast: report "not aborted" (DW0 bit 0). */
+	req->cqe.dw0 = 1;
+	return NVME_SC_SUCCESS;
+}
+
 uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held)
 {
 	switch (req->sqe.opc) {
@@ -472,18 +506,16 @@ uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held)
 	case NVME_ADMIN_GET_LOG_PAGE:
 		return admin_get_log_page(req);
 	case NVME_ADMIN_SET_FEATURES:
-		return admin_set_features(req);
+		return ernic_set_features(req, admin_features, ERNIC_ARRAY_SIZE(admin_features));
 	case NVME_ADMIN_GET_FEATURES:
-		return admin_get_features(req);
+		return ernic_get_features(req, admin_features, ERNIC_ARRAY_SIZE(admin_features));
 	case NVME_ADMIN_KEEP_ALIVE:
 		ernic_ctrlr_keep_alive(req->sq->ctrlr);
 		return NVME_SC_SUCCESS;
 	case NVME_ADMIN_ASYNC_EVENT:
-		return admin_async_event(req, held);
+		return ernic_admin_async_event(req, held);
 	case NVME_ADMIN_ABORT:
-		/* Commands complete in order and fast: report "not aborted" (DW0 bit 0). */
-		req->cqe.dw0 = 1;
-		return NVME_SC_SUCCESS;
+		return ernic_admin_abort(req);
 	default:
 		return NVME_SC_INVALID_OPCODE;
 	}

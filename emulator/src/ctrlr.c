@@ -585,6 +585,23 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status)
 		ctrlr_log_error(sq->ctrlr, req, status);
 }
 
+/*
+ * The one place a command set is chosen, by queue and controller type: the
+ * admin queue of a discovery controller runs discovery_cmd.c; a discovery
+ * controller has no I/O command set (Fabrics 1.1 section 5).
+ */
+static uint16_t ctrlr_exec(struct ernic_req *req, enum ernic_exec *ex)
+{
+	const struct ernic_sq *sq = req->sq;
+	bool discovery = sq->ctrlr->discovery;
+
+	if (sq->qid == 0)
+		return discovery ? ernic_discovery_exec(req, ex) : ernic_admin_exec(req, ex);
+	if (ERNIC_UNLIKELY(discovery))
+		return NVME_SC_INVALID_OPCODE;
+	return ernic_io_exec(req);
+}
+
 enum ernic_exec ernic_req_exec(struct ernic_req *req)
 {
 	struct ernic_sq *sq = req->sq;
@@ -619,10 +636,8 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 			status = (csts & NVME_CSTS_CFS) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
 		else if (ERNIC_UNLIKELY((req->sqe.flags & 0xC3) != NVME_CMD_PSDT_SGL_MPTR_CONTIG))
 			status = NVME_SC_INVALID_FIELD; /* fused commands, or PRPs: not over fabrics */
-		else if (sq->qid == 0)
-			status = ernic_admin_exec(req, &ex);
 		else
-			status = ernic_io_exec(req);
+			status = ctrlr_exec(req, &ex);
 	}
 	if (ex == ERNIC_EXEC_HELD)
 		return ex;

@@ -162,8 +162,6 @@ uint16_t ernic_io_exec(struct ernic_req *req)
 	struct ernic_target *tgt = req->sq->tgt;
 	uint32_t nsid = req->sqe.nsid;
 
-	if (ERNIC_UNLIKELY(req->sq->ctrlr->discovery))
-		return NVME_SC_INVALID_OPCODE;
 	if (ERNIC_LIKELY(nsid - 1 < tgt->nr_ns))
 		req->ns = &tgt->ns[nsid - 1];
 	else if (!(req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF))

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ernic/ernic.h"
@@ -247,10 +248,57 @@ bool ernic_sq_ctrlr_fatal(const struct ernic_sq *sq);
 /* Connect host-allowed check, used by fabrics Connect. */
 bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostnqn);
 
-/* Command handlers, one per file as nvmet. Each returns an NVMe status. */
+/*
+ * Command handlers, one per file as nvmet, chosen once by ernic_req_exec():
+ * Fabrics commands on any queue, then by queue and controller type. Each
+ * returns an NVMe status.
+ */
 uint16_t ernic_fabrics_exec(struct ernic_req *req);
 uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held);
+uint16_t ernic_discovery_exec(struct ernic_req *req, enum ernic_exec *held);
 uint16_t ernic_io_exec(struct ernic_req *req);
+
+/* ------------------------------ admin helpers shared with discovery_cmd.c */
+
+/* Space-padded, not NUL-terminated: Identify and discovery log strings (Base 1.5). */
+void ernic_copy_padded(char *dst, size_t len, const char *src);
+/* Send a page the controller built to the host (at-least rule); counts the bytes read. */
+uint16_t ernic_req_send_data(struct ernic_req *req, const void *src, uint32_t len);
+/*
+ * Send the window of a log page of @size bytes that Get Log Page's NUMD and
+ * LPO select (Base 5.16); bytes past the end of the page read as zero.
+ */
+uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t size);
+/*
+ * Identify Controller fields every controller type reports alike. The caller
+ * sets SUBNQN, CNTRLTYPE, MAXCMD, MDTS and what its type adds.
+ */
+void ernic_identify_ctrlr_common(const struct ernic_ctrlr *ctrlr, const struct ernic_sq *sq,
+				 struct nvme_id_ctrl *id);
+
+/**
+ * struct ernic_feature - one Feature a controller type supports (Base 5.27.1)
+ * @fid: Feature Identifier
+ * @set: apply Set Features' CDW11; returns an NVMe status, may set CQE DW0
+ * @get: the current value, or the default one when @current is false
+ */
+struct ernic_feature {
+	uint8_t fid;
+	uint16_t (*set)(struct ernic_req *req, uint32_t cdw11);
+	uint32_t (*get)(const struct ernic_ctrlr *ctrlr, bool current);
+};
+
+/* Set or Get Features over a controller type's table; an unlisted FID is Invalid Field. */
+uint16_t ernic_set_features(struct ernic_req *req, const struct ernic_feature *feats, size_t n);
+uint16_t ernic_get_features(struct ernic_req *req, const struct ernic_feature *feats, size_t n);
+/* The Features a discovery controller has too (Fabrics 1.1 section 5.1). */
+uint16_t ernic_feat_set_kato(struct ernic_req *req, uint32_t cdw11);
+uint32_t ernic_feat_get_kato(const struct ernic_ctrlr *ctrlr, bool current);
+uint16_t ernic_feat_set_async_event(struct ernic_req *req, uint32_t cdw11);
+uint32_t ernic_feat_get_async_event(const struct ernic_ctrlr *ctrlr, bool current);
+/* Asynchronous Event Request: an event now, or held (*held = ERNIC_EXEC_HELD). */
+uint16_t ernic_admin_async_event(struct ernic_req *req, enum ernic_exec *held);
+uint16_t ernic_admin_abort(struct ernic_req *req);
 
 /* The in-process transport's poller threads: started by ernic_target_create. */
 int ernic_inproc_start(struct ernic_target *tgt, uint32_t pollers, char *err, size_t errlen);

@@ -1542,7 +1542,70 @@ static void test_discovery_controller_rejects_io_commands_on_an_io_sq(void)
 	CU_ASSERT_EQUAL(ernic_ctrlr_attach_sq(ctrlr, &fx.q[1]->sq, 1, 32), 0);
 	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_INVALID_OPCODE);
 	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_WRITE, 1, 0, 1, 4096), NVME_SC_INVALID_OPCODE);
+	CU_ASSERT_EQUAL(simple(fx.q[1], NVME_CMD_FLUSH, 0x64), NVME_SC_INVALID_OPCODE);
+	CU_ASSERT_EQUAL(simple(fx.q[1], NVME_CMD_DSM, 0x65), NVME_SC_INVALID_OPCODE);
+	/* Nor does an I/O queue of it take admin commands */
+	CU_ASSERT_EQUAL(identify(fx.q[1], NVME_ID_CNS_CTRL, 0, 0x66), NVME_SC_INVALID_OPCODE);
 	CU_ASSERT_EQUAL(fx.q[1]->map_calls, 0);
+	CU_ASSERT_EQUAL(counters()->errors[NVME_SC_INVALID_OPCODE], 5);
+	fx_fini();
+}
+
+/* The fixture with q[0] the enabled admin queue of a discovery controller. */
+static void disc_up(void)
+{
+	fx_init();
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 0, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+}
+
+static void test_discovery_controller_features_are_kato_and_async_event_only(void)
+{
+	uint32_t dw0 = 0;
+
+	disc_up();
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 30000, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, 30000);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_DEFAULT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, 0);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, false, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_ASYNC_EVENT, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, NVME_CTRL_OAES_NS_ATTR);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_SUPPORTED, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, 1u << 2);
+	/* Saveable is refused before the FID is looked at, as on an I/O controller */
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 0, true, NULL), NVME_SC_FEATURE_NOT_SAVEABLE);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_VOLATILE_WC, 0, false, NULL), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_VOLATILE_WC, NVME_FEAT_SEL_CURRENT, NULL),
+			NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_NUM_QUEUES, NVME_FEAT_SEL_CURRENT, NULL),
+			NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(simple(fx.q[0], NVME_ADMIN_KEEP_ALIVE, 0x67), NVME_SC_SUCCESS);
+	fx_fini();
+}
+
+static void test_discovery_log_page_honours_the_offset_and_zero_fills(void)
+{
+	const struct nvmf_disc_log_entry *e;
+
+	disc_up();
+	/* From LPO 1024: the first record */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 1024, 1024, false), NVME_SC_SUCCESS);
+	e = (const struct nvmf_disc_log_entry *)fx.q[0]->buf;
+	CU_ASSERT_EQUAL(e->subtype, NVMF_SUBTYPE_NVME);
+	CU_ASSERT_STRING_EQUAL(e->subnqn, ERNIC_DEFAULT_SUBNQN);
+	/* Past the one record the page reads as zeroes */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 64, 2048, false), NVME_SC_SUCCESS);
+	for (int i = 0; i < 64; i++)
+		CU_ASSERT_EQUAL(fx.q[0]->buf[i], 0);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 64, 2052, false), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 64, 2, false), NVME_SC_INVALID_FIELD);
+	/* The I/O controller's pages are not a discovery controller's */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_ERROR, 0, 64, 0, false), NVME_SC_INVALID_LOG_PAGE);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 64, 0, false), NVME_SC_INVALID_LOG_PAGE);
 	fx_fini();
 }
 
@@ -1763,6 +1826,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_aer_over_aerl_is_aer_limit_exceeded), UT_CASE(test_admin_sq_destroy_aborts_held_aers),
 	UT_CASE(test_disconnect_io_queue_detaches_it), UT_CASE(test_discovery_controller),
 	UT_CASE(test_discovery_controller_rejects_io_commands_on_an_io_sq),
+	UT_CASE(test_discovery_controller_features_are_kato_and_async_event_only),
+	UT_CASE(test_discovery_log_page_honours_the_offset_and_zero_fills),
 	UT_CASE(test_discovery_connect_ignores_allow_list), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),

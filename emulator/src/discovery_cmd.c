@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * discovery_cmd.c - the discovery controller's admin commands (Fabrics 1.1
+ * section 5, as Linux nvmet's discovery.c): Identify Controller only, the
+ * Discovery log page (70h), the Keep Alive Timer and Asynchronous Event
+ * Configuration features, Keep Alive and AER. ernic_req_exec() chooses this
+ * file once, for an admin queue of a controller created for the discovery
+ * NQN; a discovery controller has no I/O command set.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "target.h"
+
+static uint16_t disc_identify(struct ernic_req *req)
+{
+	struct nvme_id_ctrl id;
+
+	if ((uint8_t)req->sqe.cdw10 != NVME_ID_CNS_CTRL)
+		return NVME_SC_INVALID_FIELD;
+	ernic_identify_ctrlr_common(req->sq->ctrlr, req->sq, &id);
+	snprintf(id.subnqn, sizeof(id.subnqn), "%s", NVMF_DISC_NQN);
+	id.cntrltype = NVME_CTRL_CNTRLTYPE_DISCOVERY;
+	id.maxcmd = ERNIC_ADMIN_QUEUE_SIZE;
+	id.mdts = 0;
+	return ernic_req_send_data(req, &id, sizeof(id));
+}
+
+/* One record: the subsystem at the port the target was told about (Fabrics Figure 38). */
+static void disc_log_page_build(const struct ernic_target *tgt, struct nvmf_disc_log_hdr *hdr,
+				struct nvmf_disc_log_entry *e)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	memset(e, 0, sizeof(*e));
+	hdr->genctr = 1;
+	hdr->numrec = 1;
+	hdr->recfmt = 0;
+	e->trtype = tgt->trtype;
+	e->adrfam = NVMF_ADRFAM_IPV4;
+	e->subtype = NVMF_SUBTYPE_NVME;
+	e->treq = NVMF_TREQ_NOT_SPECIFIED;
+	e->portid = 1;
+	e->cntlid = NVMF_CNTLID_DYNAMIC;
+	e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
+	ernic_copy_padded(e->trsvcid, sizeof(e->trsvcid), tgt->trsvcid);
+	ernic_copy_padded(e->traddr, sizeof(e->traddr), tgt->traddr);
+	snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
+}
+
+static uint16_t disc_get_log_page(struct ernic_req *req)
+{
+	struct {
+		struct nvmf_disc_log_hdr hdr;
+		struct nvmf_disc_log_entry entry;
+	} page;
+
+	_Static_assert(sizeof(page) == sizeof(page.hdr) + sizeof(page.entry), "discovery log page is packed");
+	if ((uint8_t)req->sqe.cdw10 != NVME_LOG_DISC)
+		return NVME_SC_INVALID_LOG_PAGE;
+	disc_log_page_build(req->sq->tgt, &page.hdr, &page.entry);
+	return ernic_req_send_log_page(req, &page, sizeof(page));
+}
+
+static const struct ernic_feature disc_features[] = {
+	{ NVME_FEAT_ASYNC_EVENT, ernic_feat_set_async_event, ernic_feat_get_async_event },
+	{ NVME_FEAT_KATO, ernic_feat_set_kato, ernic_feat_get_kato },
+};
+
+uint16_t ernic_discovery_exec(struct ernic_req *req, enum ernic_exec *held)
+{
+	switch (req->sqe.opc) {
+	case NVME_ADMIN_IDENTIFY:
+		return disc_identify(req);
+	case NVME_ADMIN_GET_LOG_PAGE:
+		return disc_get_log_page(req);
+	case NVME_ADMIN_SET_FEATURES:
+		return ernic_set_features(req, disc_features, ERNIC_ARRAY_SIZE(disc_features));
+	case NVME_ADMIN_GET_FEATURES:
+		return ernic_get_features(req, disc_features, ERNIC_ARRAY_SIZE(disc_features));
+	case NVME_ADMIN_KEEP_ALIVE:
+		ernic_ctrlr_keep_alive(req->sq->ctrlr);
+		return NVME_SC_SUCCESS;
+	case NVME_ADMIN_ASYNC_EVENT:
+		return ernic_admin_async_event(req, held);
+	case NVME_ADMIN_ABORT:
+		return ernic_admin_abort(req);
+	default:
+		return NVME_SC_INVALID_OPCODE;
+	}
+}
