@@ -252,8 +252,8 @@ static int ernic_identify_ns(char *err, size_t errlen)
 	sqe.nsid = ERNIC_NSID;
 	sqe.cdw10 = NVME_ID_CNS_NS;
 	rc = ernic_host_admin(ernic_run.hc, &sqe, id, sizeof(*id), &cqe);
-	if (rc == 0 && NVME_CQE_STATUS(cqe.status >> 1))
-		rc = -ernic_status_errno(cqe.status >> 1);
+	if (rc == 0 && nvme_cqe_status(&cqe))
+		rc = -ernic_status_errno(nvme_cqe_status(&cqe));
 	if (rc) {
 		snprintf(err, errlen, "Identify Namespace %d failed: %s", ERNIC_NSID, strerror(-rc));
 		free(id);

@@ -429,7 +429,7 @@ static void tcp_complete(struct ernic_req *req)
 {
 	struct tcp_req *treq = req->transport_ctx;
 	struct tcp_conn *conn = treq->conn;
-	bool ok = ((req->cqe.status >> 1) & 0x7FF) == 0;
+	bool ok = nvme_cqe_status(&req->cqe) == 0;
 	bool data = ok && treq->c2h_len;
 
 	pthread_mutex_lock(&conn->lock);
@@ -449,7 +449,7 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&treq->req.sqe;
 	const struct nvmf_connect_data *data = treq->h2c_map;
 
-	uint16_t status = (treq->req.cqe.status >> 1) & 0x7FF;
+	uint16_t status = nvme_cqe_status(&treq->req.cqe);
 
 	if (data) {
 		memcpy(conn->hostnqn, data->hostnqn, sizeof(conn->hostnqn) - 1);

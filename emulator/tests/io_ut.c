@@ -179,7 +179,7 @@ static uint16_t admin(uint8_t opc, uint32_t cdw10, uint32_t cdw11, uint32_t *dw0
 	CU_ASSERT_EQUAL_FATAL(ernic_host_admin(fx.hc, &sqe, NULL, 0, &cqe), 0);
 	if (dw0)
 		*dw0 = cqe.dw0;
-	return (uint16_t)((cqe.status >> 1) & 0x7FF);
+	return nvme_cqe_status(&cqe);
 }
 
 /* A pattern unique to (seed, byte offset) */

@@ -11,6 +11,7 @@
 #define ERNIC_NVME_SPEC_H
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -146,6 +147,33 @@ NVME_CHECK_OFFSET(struct nvme_cqe, status, 14);
 #define NVME_CQE_STATUS_DNR (1u << 15)
 #define NVME_CQE_STATUS(st) ((uint16_t)((st) & 0x7FF))
 #define NVME_STATUS_COUNT 0x800
+
+/*
+ * A Status Field word: the CQE's DW3 bits 31:16 (Base 4.6.1), also bytes 15:14
+ * of an Error Information log entry. Bit 0 is the phase tag; bits 13:12 CRD,
+ * 14 More and 15 DNR are not part of the status.
+ */
+static inline uint16_t nvme_sf_status(uint16_t sf)
+{
+	return NVME_CQE_STATUS(sf >> 1);
+}
+
+static inline bool nvme_sf_dnr(uint16_t sf)
+{
+	return (sf & NVME_CQE_STATUS_DNR) != 0;
+}
+
+/* The completion's status, SCT << 8 | SC: 0 is success. */
+static inline uint16_t nvme_cqe_status(const struct nvme_cqe *cqe)
+{
+	return nvme_sf_status(cqe->status);
+}
+
+/* Do Not Retry: the same command would fail again. */
+static inline bool nvme_cqe_dnr(const struct nvme_cqe *cqe)
+{
+	return nvme_sf_dnr(cqe->status);
+}
 
 enum nvme_status {
 	NVME_SC_SUCCESS = NVME_STATUS(0, 0x00),
