@@ -129,10 +129,7 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 
 static uint32_t data_access(const struct nvme_sqe *sqe)
 {
-	uint8_t dirbits = sqe->opc == NVME_FABRICS_COMMAND ? ((const struct nvmf_fabrics_cmd *)sqe)->fctype
-							   : sqe->opc;
-
-	switch (NVME_OPC_DATA_DIR(dirbits)) {
+	switch (nvme_sqe_data_dir(sqe)) {
 	case NVME_DATA_HOST_TO_CTRL:
 		return ERNIC_MR_REMOTE_READ;
 	case NVME_DATA_CTRL_TO_HOST:

@@ -110,14 +110,13 @@ NVME_CHECK_OFFSET(struct nvme_sqe, dptr, 24);
 NVME_CHECK_OFFSET(struct nvme_sqe, cdw10, 40);
 NVME_CHECK_OFFSET(struct nvme_sqe, cdw15, 60);
 
-/* Bits 1:0 of an opcode give the data direction (Base 4.2, Figure 88). */
+/* Bits 1:0 of an opcode give the data direction (Base 4.2, Figure 88); see nvme_sqe_data_dir(). */
 enum nvme_data_dir {
 	NVME_DATA_NONE = 0,
 	NVME_DATA_HOST_TO_CTRL = 1,
 	NVME_DATA_CTRL_TO_HOST = 2,
 	NVME_DATA_BIDIR = 3,
 };
-#define NVME_OPC_DATA_DIR(opc) ((enum nvme_data_dir)((opc) & 3))
 
 /* ------------------------------------------------- Completion queue entry (4.6) */
 
@@ -260,6 +259,21 @@ struct nvmf_fabrics_cmd {
 NVME_CHECK_SIZE(struct nvmf_fabrics_cmd, 64);
 NVME_CHECK_OFFSET(struct nvmf_fabrics_cmd, fctype, 4);
 NVME_CHECK_OFFSET(struct nvmf_fabrics_cmd, sgl, 24);
+
+/*
+ * The direction of a command's data: bits 1:0 of the opcode (Base 4.2,
+ * Figure 88), or of a Fabrics command's fctype, which carries them instead
+ * (Fabrics 1.1, Figure 10: Connect sends data, Authentication Receive
+ * returns it, Property Get has none, its value rides in the CQE).
+ */
+static inline enum nvme_data_dir nvme_sqe_data_dir(const struct nvme_sqe *sqe)
+{
+	uint8_t bits = sqe->opc;
+
+	if (sqe->opc == NVME_FABRICS_COMMAND)
+		bits = ((const struct nvmf_fabrics_cmd *)sqe)->fctype;
+	return (enum nvme_data_dir)(bits & 3);
+}
 
 struct nvmf_connect_cmd {
 	uint8_t opc;
