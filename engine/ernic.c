@@ -782,29 +782,14 @@ static void ernic_write_stages(FILE *f)
 static int ernic_write_stats(const char *path)
 {
 	struct ernic_counters c;
-	size_t len = 64 * 1024;
-	char *buf = NULL;
+	char *buf;
 	FILE *f;
 	int n;
 
 	ernic_target_counters(ernic_run.tgt, &c);
-	for (;;) {
-		char *nbuf = realloc(buf, len);
-
-		if (!nbuf) {
-			free(buf);
-			return -ENOMEM;
-		}
-		buf = nbuf;
-		n = ernic_counters_json(&c, buf, len);
-		if (n != -ENOSPC)
-			break;
-		len *= 2;
-	}
-	if (n < 0) {
-		free(buf);
-		return n;
-	}
+	buf = ernic_counters_json_alloc(&c);
+	if (!buf)
+		return -ENOMEM;
 	f = fopen(path, "w");
 	if (!f) {
 		n = -errno;
