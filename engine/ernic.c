@@ -252,8 +252,8 @@ static int ernic_identify_ns(char *err, size_t errlen)
 	sqe.nsid = ERNIC_NSID;
 	sqe.cdw10 = NVME_ID_CNS_NS;
 	rc = ernic_host_admin(ernic_run.hc, &sqe, id, sizeof(*id), &cqe);
-	if (rc == 0 && NVME_CQE_STATUS(cqe.status >> 1))
-		rc = -ernic_status_errno(cqe.status >> 1);
+	if (rc == 0 && nvme_cqe_status(&cqe))
+		rc = -ernic_status_errno(nvme_cqe_status(&cqe));
 	if (rc) {
 		snprintf(err, errlen, "Identify Namespace %d failed: %s", ERNIC_NSID, strerror(-rc));
 		free(id);
@@ -782,29 +782,14 @@ static void ernic_write_stages(FILE *f)
 static int ernic_write_stats(const char *path)
 {
 	struct ernic_counters c;
-	size_t len = 64 * 1024;
-	char *buf = NULL;
+	char *buf;
 	FILE *f;
 	int n;
 
 	ernic_target_counters(ernic_run.tgt, &c);
-	for (;;) {
-		char *nbuf = realloc(buf, len);
-
-		if (!nbuf) {
-			free(buf);
-			return -ENOMEM;
-		}
-		buf = nbuf;
-		n = ernic_counters_json(&c, buf, len);
-		if (n != -ENOSPC)
-			break;
-		len *= 2;
-	}
-	if (n < 0) {
-		free(buf);
-		return n;
-	}
+	buf = ernic_counters_json_alloc(&c);
+	if (!buf)
+		return -ENOMEM;
 	f = fopen(path, "w");
 	if (!f) {
 		n = -errno;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +68,8 @@ uint32_t ernic_backend_max_queues(const struct ernic_backend_cfg *cfg)
  * wrote it, quoted back verbatim. @budget applies the MR budget, @cap the
  * absolute ERNIC_MAX_IO_QUEUES; the message names whichever limit is lower.
  */
-static int cfg_check_queues(const struct ernic_backend_cfg *cfg, const char *raw, bool valid, bool budget, bool cap,
-			    char *err, size_t errlen)
+static int cfg_check_queues(const struct ernic_backend_cfg *cfg, const char *raw, bool budget, bool cap, char *err,
+			    size_t errlen)
 {
 	uint32_t max_budget = ernic_backend_max_queues(cfg);
 	uint32_t max = UINT32_MAX;
@@ -87,7 +88,7 @@ static int cfg_check_queues(const struct ernic_backend_cfg *cfg, const char *raw
 		max = max_budget;
 		by_budget = true;
 	}
-	if (valid && cfg->queues >= 1 && cfg->queues <= max)
+	if (cfg->queues >= 1 && cfg->queues <= max)
 		return 0;
 
 	if (by_budget)
@@ -107,7 +108,7 @@ int ernic_backend_check_budget(const struct ernic_backend_cfg *cfg, char *err, s
 	char raw[16];
 
 	snprintf(raw, sizeof(raw), "%" PRIu32, cfg->queues);
-	return cfg_check_queues(cfg, raw, true, true, true, err, errlen);
+	return cfg_check_queues(cfg, raw, true, true, err, errlen);
 }
 
 /* A decimal integer, nothing else: no sign, no suffix, no base prefix. */
@@ -164,16 +165,6 @@ static bool parse_bytes(const char *s, uint64_t *out)
 	return true;
 }
 
-static bool parse_u32_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	uint64_t v;
-
-	if (!parse_dec(s, &v) || v < lo || v > hi)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
-
 static char *trim(char *s)
 {
 	char *end;
@@ -186,35 +177,155 @@ static char *trim(char *s)
 	return s;
 }
 
-enum cfg_key {
-	CFG_SIZE,
-	CFG_BS,
-	CFG_FILE,
-	CFG_QUEUES,
-	CFG_QUEUE_SIZE,
-	CFG_MAX_MR,
-	CFG_POLLERS,
-	CFG_NR_KEYS,
+/* How a key's value is read. */
+enum cfg_kind {
+	CFG_DEC,   /* parse_dec() */
+	CFG_BYTES, /* parse_bytes() */
+	CFG_PATH,  /* a non-empty string that fits the field */
 };
 
-static const char *const cfg_keys[CFG_NR_KEYS] = {
-	[CFG_SIZE] = "size",
-	[CFG_BS] = "bs",
-	[CFG_FILE] = "file",
-	[CFG_QUEUES] = "queues",
-	[CFG_QUEUE_SIZE] = "queue_size",
-	[CFG_MAX_MR] = "max_mr",
-	[CFG_POLLERS] = "pollers",
+/*
+ * One row per key. A numeric value outside lo..hi (or, when @either is set,
+ * other than its two values) is refused with "<name> must be <lo>..<hi>" (or
+ * "<either0> or <either1>"), naming the value as typed.
+ */
+struct cfg_key {
+	const char *name;
+	enum cfg_kind kind;
+	size_t off, width; /* the field in struct ernic_backend_cfg: uint32_t, uint64_t or a char array */
+	uint64_t lo, hi;
+	uint64_t either[2];
+	/*
+	 * Judged against other keys once every key is in (size by bs, queues by
+	 * the MR budget), since those may come later: a value that does not parse
+	 * is kept as 0 for that check to refuse, with the text it was given.
+	 */
+	bool late;
 };
+
+#define CFG_FIELD(f) offsetof(struct ernic_backend_cfg, f), sizeof(((struct ernic_backend_cfg *)0)->f)
+
+static const struct cfg_key cfg_keys[] = {
+	{ "size", CFG_BYTES, CFG_FIELD(size), 0, UINT64_MAX, { 0 }, true },
+	{ "bs", CFG_BYTES, CFG_FIELD(bs), 512, 4096, { 512, 4096 }, false },
+	{ "file", CFG_PATH, CFG_FIELD(file), 0, 0, { 0 }, false },
+	{ "queues", CFG_DEC, CFG_FIELD(queues), 0, UINT32_MAX, { 0 }, true },
+	/* 65536 entries is MQES 0xFFFF, the most CAP can report. */
+	{ "queue_size", CFG_DEC, CFG_FIELD(queue_size), 2, 65536, { 0 }, false },
+	{ "max_mr", CFG_DEC, CFG_FIELD(max_mr), 64, ERNIC_MR_TABLE_LIMIT, { 0 }, false },
+	{ "pollers", CFG_DEC, CFG_FIELD(pollers), 1, 64, { 0 }, false },
+};
+#define CFG_NR_KEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
+
+static void cfg_store(struct ernic_backend_cfg *cfg, const struct cfg_key *key, uint64_t v)
+{
+	char *field = (char *)cfg + key->off;
+
+	if (key->width == sizeof(uint64_t)) {
+		memcpy(field, &v, sizeof(v));
+	} else {
+		uint32_t v32 = (uint32_t)v;
+
+		memcpy(field, &v32, sizeof(v32));
+	}
+}
+
+/* Reads @val into @key's field; false, with the field untouched, if it is not one @key accepts. */
+static bool cfg_set(struct ernic_backend_cfg *cfg, const struct cfg_key *key, const char *val)
+{
+	uint64_t v;
+
+	switch (key->kind) {
+	case CFG_PATH:
+		if (!*val || strlen(val) >= key->width)
+			return false;
+		memcpy((char *)cfg + key->off, val, strlen(val) + 1);
+		return true;
+	case CFG_BYTES:
+		if (!parse_bytes(val, &v))
+			return false;
+		break;
+	case CFG_DEC:
+	default:
+		if (!parse_dec(val, &v))
+			return false;
+		break;
+	}
+	if (v < key->lo || v > key->hi || (key->either[0] && v != key->either[0] && v != key->either[1]))
+		return false;
+	cfg_store(cfg, key, v);
+	return true;
+}
+
+static void cfg_err_value(const struct cfg_key *key, const char *val, char *err, size_t errlen)
+{
+	if (key->kind == CFG_PATH)
+		cfg_err(err, errlen, CFG_ERR "%s must be a non-empty path shorter than %zu bytes (got '%.*s')",
+			key->name, key->width, CFG_RAW_MAX, val);
+	else if (key->either[0])
+		cfg_err(err, errlen, CFG_ERR "%s must be %" PRIu64 " or %" PRIu64 " (got '%.*s')", key->name,
+			key->either[0], key->either[1], CFG_RAW_MAX, val);
+	else
+		cfg_err(err, errlen, CFG_ERR "%s must be %" PRIu64 "..%" PRIu64 " (got '%.*s')", key->name, key->lo,
+			key->hi, CFG_RAW_MAX, val);
+}
+
+static const struct cfg_key *cfg_key_find(const char *name)
+{
+	for (size_t k = 0; k < CFG_NR_KEYS; k++)
+		if (strcmp(name, cfg_keys[k].name) == 0)
+			return &cfg_keys[k];
+	return NULL;
+}
+
+/* A late key's value as typed, or @dflt when the string did not set it. */
+static const char *cfg_raw(const char *const *raw, const char *name, const char *dflt)
+{
+	const char *v = raw[cfg_key_find(name) - cfg_keys];
+
+	return v ? v : dflt;
+}
+
+/* One "key=value" entry; @raw keeps each key's value as typed, and so also says which keys were seen. */
+static int cfg_parse_item(struct ernic_backend_cfg *cfg, char *item, const char **raw, char *err, size_t errlen)
+{
+	const struct cfg_key *key;
+	char *eq = strchr(item, '='), *name, *val;
+
+	if (!eq) {
+		cfg_err(err, errlen, CFG_ERR "expected key=value (in '%.*s')", CFG_RAW_MAX, item);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	name = trim(item);
+	val = trim(eq + 1);
+	key = cfg_key_find(name);
+	if (!key) {
+		cfg_err(err, errlen, CFG_ERR "unknown key '%.*s' (in '%.*s=%.*s')", CFG_RAW_MAX, name, CFG_RAW_MAX,
+			name, CFG_RAW_MAX, val);
+		return -EINVAL;
+	}
+	if (raw[key - cfg_keys]) {
+		cfg_err(err, errlen, CFG_ERR "duplicate key '%s' (in '%s=%.*s')", name, name, CFG_RAW_MAX, val);
+		return -EINVAL;
+	}
+	raw[key - cfg_keys] = val;
+	if (cfg_set(cfg, key, val))
+		return 0;
+	if (!key->late) {
+		cfg_err_value(key, val, err, errlen);
+		return -EINVAL;
+	}
+	cfg_store(cfg, key, 0);
+	return 0;
+}
 
 int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *err, size_t errlen)
 {
 	bool skip_mr_budget = cfg->skip_mr_budget;
-	bool seen[CFG_NR_KEYS] = { false };
-	char size_raw[CFG_RAW_MAX + 1] = "1G";
-	char queues_raw[CFG_RAW_MAX + 1] = "";
-	bool queues_valid = true;
-	uint64_t v;
+	/* Each key's value as typed, for the checks made once every key is in. */
+	const char *raw[CFG_NR_KEYS] = { NULL };
+	char queues_raw[16];
 	char *copy, *p, *item, *save = NULL;
 	int rc = -EINVAL;
 
@@ -249,95 +360,19 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 	 */
 	p = trim(p);
 	for (item = *p ? p : NULL; item; item = save) {
-		char *eq, *key, *val;
-		int k;
-
 		save = strchr(item, ',');
 		if (save)
 			*save++ = '\0';
-		item = trim(item);
-		eq = strchr(item, '=');
-		if (!eq) {
-			cfg_err(err, errlen, CFG_ERR "expected key=value (in '%.*s')", CFG_RAW_MAX, item);
+		if (cfg_parse_item(cfg, trim(item), raw, err, errlen))
 			goto out;
-		}
-		*eq = '\0';
-		key = trim(item);
-		val = trim(eq + 1);
-		for (k = 0; k < CFG_NR_KEYS; k++)
-			if (strcmp(key, cfg_keys[k]) == 0)
-				break;
-		if (k == CFG_NR_KEYS) {
-			cfg_err(err, errlen, CFG_ERR "unknown key '%.*s' (in '%.*s=%.*s')", CFG_RAW_MAX, key,
-				CFG_RAW_MAX, key, CFG_RAW_MAX, val);
-			goto out;
-		}
-		if (seen[k]) {
-			cfg_err(err, errlen, CFG_ERR "duplicate key '%s' (in '%s=%.*s')", key, key, CFG_RAW_MAX,
-				val);
-			goto out;
-		}
-		seen[k] = true;
-
-		switch (k) {
-		case CFG_SIZE:
-			/* Checked against bs once every key is in: bs may come later. */
-			snprintf(size_raw, sizeof(size_raw), "%s", val);
-			if (!parse_bytes(val, &cfg->size))
-				cfg->size = 0;
-			break;
-		case CFG_BS:
-			if (!parse_bytes(val, &v) || (v != 512 && v != 4096)) {
-				cfg_err(err, errlen, CFG_ERR "bs must be 512 or 4096 (got '%.*s')", CFG_RAW_MAX, val);
-				goto out;
-			}
-			cfg->bs = (uint32_t)v;
-			break;
-		case CFG_FILE:
-			if (!*val || strlen(val) >= sizeof(cfg->file)) {
-				cfg_err(err, errlen,
-					CFG_ERR "file must be a non-empty path shorter than %zu bytes (got '%.*s')",
-					sizeof(cfg->file), CFG_RAW_MAX, val);
-				goto out;
-			}
-			memcpy(cfg->file, val, strlen(val) + 1);
-			break;
-		case CFG_QUEUES:
-			/* Judged against the budget once max_mr and queue_size are known. */
-			snprintf(queues_raw, sizeof(queues_raw), "%s", val);
-			queues_valid = parse_dec(val, &v) && v <= UINT32_MAX;
-			cfg->queues = queues_valid ? (uint32_t)v : 0;
-			break;
-		case CFG_QUEUE_SIZE:
-			/* 65536 entries is MQES 0xFFFF, the most CAP can report. */
-			if (!parse_u32_range(val, 2, 65536, &cfg->queue_size)) {
-				cfg_err(err, errlen, CFG_ERR "queue_size must be 2..65536 (got '%.*s')", CFG_RAW_MAX,
-					val);
-				goto out;
-			}
-			break;
-		case CFG_MAX_MR:
-			if (!parse_u32_range(val, 64, ERNIC_MR_TABLE_LIMIT, &cfg->max_mr)) {
-				cfg_err(err, errlen, CFG_ERR "max_mr must be 64..%u (got '%.*s')", ERNIC_MR_TABLE_LIMIT,
-					CFG_RAW_MAX, val);
-				goto out;
-			}
-			break;
-		case CFG_POLLERS:
-			if (!parse_u32_range(val, 1, 64, &cfg->pollers)) {
-				cfg_err(err, errlen, CFG_ERR "pollers must be 1..64 (got '%.*s')", CFG_RAW_MAX, val);
-				goto out;
-			}
-			break;
-		}
 	}
 
 	if (cfg->size == 0 || cfg->size % cfg->bs) {
-		cfg_err(err, errlen, CFG_ERR "size must be a positive multiple of bs %" PRIu32 " (got '%s')", cfg->bs,
-			size_raw);
+		cfg_err(err, errlen, CFG_ERR "size must be a positive multiple of bs %" PRIu32 " (got '%.*s')", cfg->bs,
+			CFG_RAW_MAX, cfg_raw(raw, "size", "1G"));
 		goto out;
 	}
-	rc = cfg_check_queues(cfg, queues_raw, queues_valid, !cfg->skip_mr_budget, true, err, errlen);
+	rc = cfg_check_queues(cfg, cfg_raw(raw, "queues", queues_raw), !cfg->skip_mr_budget, true, err, errlen);
 out:
 	free(copy);
 	return rc;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "target.h"
 
@@ -73,24 +74,48 @@ const char *ernic_opcode_str(bool admin, uint8_t opc)
 	}
 }
 
+/*
+ * A JSON text being written: into the caller's fixed buffer, or into a
+ * malloc'd one that doubles until the text fits (@grow).
+ */
 struct jbuf {
 	char *p;
 	size_t len, off;
-	bool overflow;
+	bool grow;
+	bool overflow; /* no room, or no memory: the text is lost */
 };
+
+static bool jbuf_grow(struct jbuf *j, size_t need)
+{
+	size_t len = j->len;
+	char *p;
+
+	while (len < need)
+		len *= 2;
+	p = realloc(j->p, len);
+	if (!p)
+		return false;
+	j->p = p;
+	j->len = len;
+	return true;
+}
 
 __attribute__((format(printf, 2, 3))) static void jprintf(struct jbuf *j, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(j->p + j->off, j->off < j->len ? j->len - j->off : 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || j->off + (size_t)n >= j->len)
-		j->overflow = true;
-	else
-		j->off += (size_t)n;
+	while (!j->overflow) {
+		va_start(ap, fmt);
+		n = vsnprintf(j->p + j->off, j->off < j->len ? j->len - j->off : 0, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && j->off + (size_t)n < j->len) {
+			j->off += (size_t)n;
+			return;
+		}
+		if (n < 0 || !j->grow || !jbuf_grow(j, j->off + (size_t)n + 1))
+			j->overflow = true;
+	}
 }
 
 static void json_opcodes(struct jbuf *j, const char *key, const uint64_t *cmds, bool admin)
@@ -112,26 +137,47 @@ static void json_opcodes(struct jbuf *j, const char *key, const uint64_t *cmds, 
 	jprintf(j, "}");
 }
 
-int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len)
+static void json_counters(struct jbuf *j, const struct ernic_counters *c)
 {
-	struct jbuf j = { buf, len, 0, false };
 	const char *sep = "";
 
-	jprintf(&j, "{");
-	json_opcodes(&j, "admin_cmds", c->admin_cmds, true);
-	jprintf(&j, ",");
-	json_opcodes(&j, "io_cmds", c->io_cmds, false);
-	jprintf(&j, ",\"bytes_read\":%llu,\"bytes_written\":%llu,\"io_bytes_read\":%llu,\"io_bytes_written\":%llu,"
+	jprintf(j, "{");
+	json_opcodes(j, "admin_cmds", c->admin_cmds, true);
+	jprintf(j, ",");
+	json_opcodes(j, "io_cmds", c->io_cmds, false);
+	jprintf(j, ",\"bytes_read\":%llu,\"bytes_written\":%llu,\"io_bytes_read\":%llu,\"io_bytes_written\":%llu,"
 		"\"errors\":{",
 		(unsigned long long)c->bytes_read, (unsigned long long)c->bytes_written,
 		(unsigned long long)c->io_bytes_read, (unsigned long long)c->io_bytes_written);
 	for (int i = 0; i < NVME_STATUS_COUNT; i++) {
 		if (!c->errors[i])
 			continue;
-		jprintf(&j, "%s\"%s\":%llu", sep, ernic_status_str((uint16_t)i), (unsigned long long)c->errors[i]);
+		jprintf(j, "%s\"%s\":%llu", sep, ernic_status_str((uint16_t)i), (unsigned long long)c->errors[i]);
 		sep = ",";
 	}
-	jprintf(&j, "},\"mr_in_use\":%u,\"mr_high_water\":%u,\"mr_max\":%u,\"controllers\":%u,\"io_queues\":%u}",
+	jprintf(j, "},\"mr_in_use\":%u,\"mr_high_water\":%u,\"mr_max\":%u,\"controllers\":%u,\"io_queues\":%u}",
 		c->mr_in_use, c->mr_high_water, c->mr_max, c->controllers, c->io_queues);
+}
+
+int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len)
+{
+	struct jbuf j = { .p = buf, .len = len };
+
+	json_counters(&j, c);
 	return j.overflow ? -ENOSPC : (int)j.off;
+}
+
+char *ernic_counters_json_alloc(const struct ernic_counters *c)
+{
+	/* Idle counters fit in one page; a busy target's error table may not. */
+	struct jbuf j = { .p = malloc(4096), .len = 4096, .grow = true };
+
+	if (!j.p)
+		return NULL;
+	json_counters(&j, c);
+	if (j.overflow) {
+		free(j.p);
+		return NULL;
+	}
+	return j.p;
 }

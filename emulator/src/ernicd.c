@@ -166,22 +166,12 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 static void print_counters(struct ernic_target *tgt, const char *stats_path)
 {
 	static struct ernic_counters c;
-	size_t len = 64 * 1024;
-	char *buf = NULL;
-	int n = -ENOSPC;
+	char *buf;
 
 	ernic_target_counters(tgt, &c);
-	while (n == -ENOSPC && len <= 16u << 20) {
-		free(buf);
-		buf = malloc(len);
-		if (!buf)
-			break;
-		n = ernic_counters_json(&c, buf, len);
-		len *= 4;
-	}
-	if (!buf || n < 0) {
-		fprintf(stderr, "%s: cannot format the counters\n", ERNICD);
-		free(buf);
+	buf = ernic_counters_json_alloc(&c);
+	if (!buf) {
+		fprintf(stderr, "%s: cannot format the counters: out of memory\n", ERNICD);
 		return;
 	}
 	fprintf(stderr, "%s\n", buf);

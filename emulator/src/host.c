@@ -129,10 +129,7 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 
 static uint32_t data_access(const struct nvme_sqe *sqe)
 {
-	uint8_t dirbits = sqe->opc == NVME_FABRICS_COMMAND ? ((const struct nvmf_fabrics_cmd *)sqe)->fctype
-							   : sqe->opc;
-
-	switch (NVME_OPC_DATA_DIR(dirbits)) {
+	switch (nvme_sqe_data_dir(sqe)) {
 	case NVME_DATA_HOST_TO_CTRL:
 		return ERNIC_MR_REMOTE_READ;
 	case NVME_DATA_CTRL_TO_HOST:
@@ -257,7 +254,7 @@ int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, in
 			slot->mr_valid = false;
 		}
 		cpls[n].ctx = slot->ctx;
-		cpls[n].status = (uint16_t)((cpl->cqe.status >> 1) & 0x7FF);
+		cpls[n].status = nvme_cqe_status(&cpl->cqe);
 		cpls[n].dw0 = cpl->cqe.dw0;
 		n++;
 		qp->free_cids[qp->nr_free++] = cid;
@@ -382,7 +379,7 @@ struct ernic_host_qpair *ernic_host_admin_qpair(struct ernic_host_ctrlr *hc)
 
 static uint16_t cqe_status(const struct nvme_cqe *cqe)
 {
-	return (uint16_t)((cqe->status >> 1) & 0x7FF);
+	return nvme_cqe_status(cqe);
 }
 
 static int host_connect_queue(struct ernic_host_ctrlr *hc, struct ernic_host_qpair *qp, char *err,

@@ -365,14 +365,6 @@ static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
 	conn->free_reqs = treq;
 }
 
-/* Data direction of a command: the opcode's bits 1:0, a Fabrics command's fctype's. */
-static enum nvme_data_dir tcp_cmd_data_dir(const struct nvme_sqe *sqe)
-{
-	if (sqe->opc == NVME_FABRICS_COMMAND)
-		return NVME_OPC_DATA_DIR(((const struct nvmf_fabrics_cmd *)sqe)->fctype);
-	return NVME_OPC_DATA_DIR(sqe->opc);
-}
-
 /*
  * NVMe/TCP data descriptors (NVMe/TCP 1.0, Capsules): SGL Data Block, offset subtype, for
  * in-capsule data; Transport SGL Data Block, transport subtype (0xA), for data
@@ -429,7 +421,7 @@ static void tcp_complete(struct ernic_req *req)
 {
 	struct tcp_req *treq = req->transport_ctx;
 	struct tcp_conn *conn = treq->conn;
-	bool ok = ((req->cqe.status >> 1) & 0x7FF) == 0;
+	bool ok = nvme_cqe_status(&req->cqe) == 0;
 	bool data = ok && treq->c2h_len;
 
 	pthread_mutex_lock(&conn->lock);
@@ -449,7 +441,7 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&treq->req.sqe;
 	const struct nvmf_connect_data *data = treq->h2c_map;
 
-	uint16_t status = (treq->req.cqe.status >> 1) & 0x7FF;
+	uint16_t status = nvme_cqe_status(&treq->req.cqe);
 
 	if (data) {
 		memcpy(conn->hostnqn, data->hostnqn, sizeof(conn->hostnqn) - 1);
@@ -742,7 +734,7 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	}
 
 	/* Host to controller data not in the capsule is solicited before exec. */
-	if (!datal && tcp_cmd_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
+	if (!datal && nvme_sqe_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
 	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE) {
 		treq->state = TCP_REQ_NEED_DATA;

@@ -223,6 +223,49 @@ static void test_pollers_range(void)
 	expect_err("nvmeof:pollers=two", "Error: nvmeof backend: pollers must be 1..64 (got 'two')");
 }
 
+/* Past UINT64_MAX a value must not wrap into range: each key refuses it by name. */
+static void test_every_numeric_key_refuses_a_value_past_64_bits_by_name(void)
+{
+	static const char *const big = "18446744073709551616";
+	static const struct {
+		const char *key, *want;
+	} cases[] = {
+		{ "size", "size must be a positive multiple of bs 4096" },
+		{ "bs", "bs must be 512 or 4096" },
+		{ "queues", "queues must be 1..15, one per 128 memory regions in a table of 2048" },
+		{ "queue_size", "queue_size must be 2..65536" },
+		{ "max_mr", "max_mr must be 64..16777216" },
+		{ "pollers", "pollers must be 1..64" },
+	};
+	char s[128], want[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(s, sizeof(s), "nvmeof:%s=%s", cases[i].key, big);
+		snprintf(want, sizeof(want), "Error: nvmeof backend: %s (got '%s')", cases[i].want, big);
+		expect_err(s, want);
+	}
+}
+
+/* 2^32 + 2 would read as 2 through a 32-bit field: refused, not wrapped. */
+static void test_32_bit_keys_refuse_values_that_would_wrap(void)
+{
+	expect_err("nvmeof:queue_size=4294967298",
+		   "Error: nvmeof backend: queue_size must be 2..65536 (got '4294967298')");
+	expect_err("nvmeof:pollers=4294967297", "Error: nvmeof backend: pollers must be 1..64 (got '4294967297')");
+	expect_err("nvmeof:queues=4294967297",
+		   "Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a table of 2048 "
+		   "(got '4294967297')");
+}
+
+/* Keys are judged in the order given, so the line names the first bad one. */
+static void test_the_first_bad_key_is_the_one_named(void)
+{
+	expect_err("nvmeof:pollers=0,bs=1", "Error: nvmeof backend: pollers must be 1..64 (got '0')");
+	expect_err("nvmeof:bs=1,pollers=0", "Error: nvmeof backend: bs must be 512 or 4096 (got '1')");
+	/* size and queues wait for the keys they are judged against; a bad key after them still comes first. */
+	expect_err("nvmeof:size=1,queues=0,max_mr=1", "Error: nvmeof backend: max_mr must be 64..16777216 (got '1')");
+}
+
 static void test_queue_budget_seed_text_2048_128_16(void)
 {
 	const char *want = "Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a "
@@ -437,7 +480,10 @@ UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init
 	UT_CASE(test_size_suffixes_binary_any_case), UT_CASE(test_size_bad_values_name_key_and_value),
 	UT_CASE(test_size_checked_against_bs_whatever_the_order), UT_CASE(test_bs_only_512_or_4096),
 	UT_CASE(test_file_empty_or_too_long_refused), UT_CASE(test_queue_size_range), UT_CASE(test_max_mr_range),
-	UT_CASE(test_pollers_range), UT_CASE(test_queue_budget_seed_text_2048_128_16),
+	UT_CASE(test_pollers_range),
+	UT_CASE(test_every_numeric_key_refuses_a_value_past_64_bits_by_name),
+	UT_CASE(test_32_bit_keys_refuse_values_that_would_wrap), UT_CASE(test_the_first_bad_key_is_the_one_named),
+	UT_CASE(test_queue_budget_seed_text_2048_128_16),
 	UT_CASE(test_queue_budget_1024_table_is_seven), UT_CASE(test_queue_budget_256_table_is_one),
 	UT_CASE(test_queue_budget_follows_queue_size), UT_CASE(test_queue_budget_is_order_independent),
 	UT_CASE(test_queue_budget_exact_fit_admitted), UT_CASE(test_queues_not_a_positive_decimal_gets_budget_text),

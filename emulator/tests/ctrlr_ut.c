@@ -30,7 +30,7 @@
 #define STUB_CPLS 64
 
 /* The 11-bit status (SCT << 8 | SC) of a CQE. */
-#define ST(cqe) ((uint16_t)(((cqe).status >> 1) & 0x7FF))
+#define ST(cqe) nvme_cqe_status(&(cqe))
 
 /* ------------------------------------------------------------ stub transport */
 
@@ -436,7 +436,7 @@ static void test_connect_subnqn_mismatch_is_invalid_param_iattr1_ipo256(void)
 			NVME_SC_CONNECT_INVALID_PARAM);
 	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(1, 256));
 	CU_ASSERT_EQUAL(cqe.dw0, 0x01000001u);
-	CU_ASSERT(cqe.status & NVME_CQE_STATUS_DNR);
+	CU_ASSERT(nvme_cqe_dnr(&cqe));
 	CU_ASSERT_EQUAL(counters()->controllers, 0);
 	CU_ASSERT_EQUAL(counters()->errors[NVME_SC_CONNECT_INVALID_PARAM], 1);
 	fx_fini();
@@ -1035,11 +1035,11 @@ static void test_error_log_lists_failed_commands_newest_first(void)
 	e = (const struct nvme_error_log_entry *)fx.q[0]->buf;
 	CU_ASSERT_EQUAL(e[0].cmdid, 0x0055);
 	CU_ASSERT_EQUAL(e[0].sqid, 0);
-	CU_ASSERT_EQUAL((e[0].status_field >> 1) & 0x7FF, NVME_SC_INVALID_NS);
+	CU_ASSERT_EQUAL(nvme_sf_status(e[0].status_field), NVME_SC_INVALID_NS);
 	CU_ASSERT_EQUAL(e[0].nsid, 42);
 	CU_ASSERT_EQUAL(e[0].error_count, 2);
 	CU_ASSERT_EQUAL(e[1].cmdid, 0x1234);
-	CU_ASSERT_EQUAL((e[1].status_field >> 1) & 0x7FF, NVME_SC_INVALID_OPCODE);
+	CU_ASSERT_EQUAL(nvme_sf_status(e[1].status_field), NVME_SC_INVALID_OPCODE);
 	CU_ASSERT_EQUAL(e[1].error_count, 1);
 	CU_ASSERT_EQUAL(e[2].error_count, 0);
 	fx_fini();
@@ -1054,7 +1054,7 @@ static void test_error_log_status_field_matches_the_completion(void)
 	fx_up();
 	sqe_init(&sqe, 0xC4, 0x0101);
 	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 0, &cqe), NVME_SC_INVALID_OPCODE);
-	CU_ASSERT(cqe.status & NVME_CQE_STATUS_DNR);
+	CU_ASSERT(nvme_cqe_dnr(&cqe));
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_ERROR, 0, 64, 0, false), NVME_SC_SUCCESS);
 	e = (const struct nvme_error_log_entry *)fx.q[0]->buf;
 	/*
@@ -1078,7 +1078,7 @@ static void test_error_log_records_io_lba_and_sqid(void)
 	CU_ASSERT_EQUAL(e[0].cmdid, 0x77);
 	CU_ASSERT_EQUAL(e[0].lba, 0x123456789ull);
 	CU_ASSERT_EQUAL(e[0].nsid, 1);
-	CU_ASSERT_EQUAL((e[0].status_field >> 1) & 0x7FF, NVME_SC_LBA_RANGE);
+	CU_ASSERT_EQUAL(nvme_sf_status(e[0].status_field), NVME_SC_LBA_RANGE);
 	fx_fini();
 }
 

@@ -619,7 +619,7 @@ static uint16_t host_set_feature(struct ernic_host_ctrlr *hc, uint8_t fid, uint3
 	sqe.cdw11 = cdw11;
 	if (ernic_host_admin(hc, &sqe, NULL, 0, &cqe))
 		return 0xFFFF;
-	return (uint16_t)((cqe.status >> 1) & 0x7FF);
+	return nvme_cqe_status(&cqe);
 }
 
 static void test_aer_through_admin_ring_completes_on_ns_changed(void)

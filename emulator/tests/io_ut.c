@@ -179,7 +179,7 @@ static uint16_t admin(uint8_t opc, uint32_t cdw10, uint32_t cdw11, uint32_t *dw0
 	CU_ASSERT_EQUAL_FATAL(ernic_host_admin(fx.hc, &sqe, NULL, 0, &cqe), 0);
 	if (dw0)
 		*dw0 = cqe.dw0;
-	return (uint16_t)((cqe.status >> 1) & 0x7FF);
+	return nvme_cqe_status(&cqe);
 }
 
 /* A pattern unique to (seed, byte offset) */
@@ -897,6 +897,46 @@ static void test_counters_json_of_zeroes(void)
 	CU_ASSERT_TRUE(has(json, "\"WRITE_FAULT\":7"));
 }
 
+/* Every opcode and status counted, at 20 digits each: the text is past 64 KiB, and comes back whole. */
+static void test_counters_json_alloc_holds_counters_past_64_kib(void)
+{
+	static struct ernic_counters c;
+	static char fixed[1 << 20];
+	char *json;
+	int n;
+
+	for (int i = 0; i < 256; i++)
+		c.admin_cmds[i] = c.io_cmds[i] = UINT64_MAX;
+	for (int i = 0; i < NVME_STATUS_COUNT; i++)
+		c.errors[i] = UINT64_MAX;
+	c.mr_max = UINT32_MAX;
+	json = ernic_counters_json_alloc(&c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+	CU_ASSERT(strlen(json) > 64 * 1024);
+	CU_ASSERT_TRUE(json_ok(json));
+	CU_ASSERT_TRUE(has(json, "\"mr_max\":4294967295,"));
+	CU_ASSERT_TRUE(has(json, "\"io_queues\":0}"));
+	n = ernic_counters_json(&c, fixed, sizeof(fixed));
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL((size_t)n, strlen(json));
+	CU_ASSERT_STRING_EQUAL(json, fixed);
+	free(json);
+}
+
+static void test_counters_json_alloc_of_zeroes_matches_the_fixed_buffer(void)
+{
+	struct ernic_counters c;
+	char fixed[1024];
+	char *json;
+
+	memset(&c, 0, sizeof(c));
+	CU_ASSERT_FATAL(ernic_counters_json(&c, fixed, sizeof(fixed)) > 0);
+	json = ernic_counters_json_alloc(&c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+	CU_ASSERT_STRING_EQUAL(json, fixed);
+	free(json);
+}
+
 /* Two hosts on one target: each controller counts its own commands and bytes, the target the sum. */
 static void test_per_controller_counters_split_by_host(void)
 {
@@ -953,4 +993,6 @@ UT_MAIN("io", UT_CASE(test_ram_4096_write_read_round_trip), UT_CASE(test_ram_512
 	UT_CASE(test_backend_other_errno_is_internal_error), UT_CASE(test_vwc_off_makes_every_write_flush),
 	UT_CASE(test_second_namespace_is_separate), UT_CASE(test_json_checker_rejects_malformed),
 	UT_CASE(test_counters_exact_after_connect_and_io), UT_CASE(test_counters_after_disconnect),
-	UT_CASE(test_counters_json_of_zeroes), UT_CASE(test_per_controller_counters_split_by_host))
+	UT_CASE(test_counters_json_of_zeroes),
+	UT_CASE(test_counters_json_alloc_holds_counters_past_64_kib),
+	UT_CASE(test_counters_json_alloc_of_zeroes_matches_the_fixed_buffer), UT_CASE(test_per_controller_counters_split_by_host))

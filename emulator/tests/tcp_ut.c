@@ -310,7 +310,7 @@ static uint16_t th_cmd(struct th *th, struct nvme_sqe *sqe, const void *out, uin
 	}
 	if (cqe_out)
 		*cqe_out = cqe;
-	return (cqe.status >> 1) & 0x7FF;
+	return nvme_cqe_status(&cqe);
 }
 
 static uint16_t th_connect(struct th *th, const char *subnqn, uint16_t qid, uint16_t cntlid, uint32_t kato,
@@ -573,7 +573,7 @@ static void test_bad_sgl_completes_with_status(void)
 	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
 	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
 	CU_ASSERT(cqe.cid == 77);
-	CU_ASSERT(((cqe.status >> 1) & 0x7FF) == NVME_SC_SGL_INVALID_TYPE);
+	CU_ASSERT(nvme_cqe_status(&cqe) == NVME_SC_SGL_INVALID_TYPE);
 
 	/* Transport SGL with a wrong subtype. */
 	cmd.cmd.cid = 78;
@@ -583,7 +583,7 @@ static void test_bad_sgl_completes_with_status(void)
 	th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
 	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
 	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
-	CU_ASSERT(((cqe.status >> 1) & 0x7FF) == NVME_SC_SGL_INVALID_SUBTYPE);
+	CU_ASSERT(nvme_cqe_status(&cqe) == NVME_SC_SGL_INVALID_SUBTYPE);
 
 	/* A read whose SGL is shorter than the blocks asked for. */
 	cmd.cmd.cid = 79;
@@ -592,7 +592,7 @@ static void test_bad_sgl_completes_with_status(void)
 	th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
 	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
 	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
-	CU_ASSERT(((cqe.status >> 1) & 0x7FF) == NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT(nvme_cqe_status(&cqe) == NVME_SC_SGL_INVALID_DATA_LEN);
 	close(admin_fd);
 	th_teardown(th);
 }

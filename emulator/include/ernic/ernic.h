@@ -167,6 +167,15 @@ void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c);
 int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struct ernic_counters *c);
 /* The counters as one JSON object. Returns bytes written (excl. NUL) or -ENOSPC. */
 int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len);
+/**
+ * ernic_counters_json_alloc() - the counters as one JSON object, in a buffer sized to fit
+ * @c: counters from ernic_target_counters() or ernic_target_ctrlr_counters()
+ *
+ * The same text as ernic_counters_json(), whatever its length.
+ *
+ * Return: a NUL-terminated string to release with free(), or NULL when out of memory.
+ */
+char *ernic_counters_json_alloc(const struct ernic_counters *c);
 const char *ernic_status_str(uint16_t status);
 const char *ernic_opcode_str(bool admin, uint8_t opc);
 

@@ -11,6 +11,7 @@
 #define ERNIC_NVME_SPEC_H
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -109,14 +110,13 @@ NVME_CHECK_OFFSET(struct nvme_sqe, dptr, 24);
 NVME_CHECK_OFFSET(struct nvme_sqe, cdw10, 40);
 NVME_CHECK_OFFSET(struct nvme_sqe, cdw15, 60);
 
-/* Bits 1:0 of an opcode give the data direction (Base 4.2, Figure 88). */
+/* Bits 1:0 of an opcode give the data direction (Base 4.2, Figure 88); see nvme_sqe_data_dir(). */
 enum nvme_data_dir {
 	NVME_DATA_NONE = 0,
 	NVME_DATA_HOST_TO_CTRL = 1,
 	NVME_DATA_CTRL_TO_HOST = 2,
 	NVME_DATA_BIDIR = 3,
 };
-#define NVME_OPC_DATA_DIR(opc) ((enum nvme_data_dir)((opc) & 3))
 
 /* ------------------------------------------------- Completion queue entry (4.6) */
 
@@ -146,6 +146,33 @@ NVME_CHECK_OFFSET(struct nvme_cqe, status, 14);
 #define NVME_CQE_STATUS_DNR (1u << 15)
 #define NVME_CQE_STATUS(st) ((uint16_t)((st) & 0x7FF))
 #define NVME_STATUS_COUNT 0x800
+
+/*
+ * A Status Field word: the CQE's DW3 bits 31:16 (Base 4.6.1), also bytes 15:14
+ * of an Error Information log entry. Bit 0 is the phase tag; bits 13:12 CRD,
+ * 14 More and 15 DNR are not part of the status.
+ */
+static inline uint16_t nvme_sf_status(uint16_t sf)
+{
+	return NVME_CQE_STATUS(sf >> 1);
+}
+
+static inline bool nvme_sf_dnr(uint16_t sf)
+{
+	return (sf & NVME_CQE_STATUS_DNR) != 0;
+}
+
+/* The completion's status, SCT << 8 | SC: 0 is success. */
+static inline uint16_t nvme_cqe_status(const struct nvme_cqe *cqe)
+{
+	return nvme_sf_status(cqe->status);
+}
+
+/* Do Not Retry: the same command would fail again. */
+static inline bool nvme_cqe_dnr(const struct nvme_cqe *cqe)
+{
+	return nvme_sf_dnr(cqe->status);
+}
 
 enum nvme_status {
 	NVME_SC_SUCCESS = NVME_STATUS(0, 0x00),
@@ -232,6 +259,21 @@ struct nvmf_fabrics_cmd {
 NVME_CHECK_SIZE(struct nvmf_fabrics_cmd, 64);
 NVME_CHECK_OFFSET(struct nvmf_fabrics_cmd, fctype, 4);
 NVME_CHECK_OFFSET(struct nvmf_fabrics_cmd, sgl, 24);
+
+/*
+ * The direction of a command's data: bits 1:0 of the opcode (Base 4.2,
+ * Figure 88), or of a Fabrics command's fctype, which carries them instead
+ * (Fabrics 1.1, Figure 10: Connect sends data, Authentication Receive
+ * returns it, Property Get has none, its value rides in the CQE).
+ */
+static inline enum nvme_data_dir nvme_sqe_data_dir(const struct nvme_sqe *sqe)
+{
+	uint8_t bits = sqe->opc;
+
+	if (sqe->opc == NVME_FABRICS_COMMAND)
+		bits = ((const struct nvmf_fabrics_cmd *)sqe)->fctype;
+	return (enum nvme_data_dir)(bits & 3);
+}
 
 struct nvmf_connect_cmd {
 	uint8_t opc;
