@@ -56,6 +56,7 @@ struct ernic_host_qpair {
 };
 
 struct ernic_host_ctrlr {
+	struct ernic_inproc_port *port;
 	struct ernic_target *tgt;
 	struct ernic_host_qpair admin;
 	struct ernic_host_qpair *io;
@@ -95,7 +96,7 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 	qp->hc = hc;
 	qp->qid = qid;
 	qp->depth = depth;
-	qp->mr = hc->tgt->mr;
+	qp->mr = ernic_inproc_port_mr_table(hc->port);
 	qp->sample_left = UINT64_MAX;
 	qp->slots = calloc(depth, sizeof(*qp->slots));
 	qp->free_cids = calloc(depth, sizeof(*qp->free_cids));
@@ -118,7 +119,7 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 	for (uint32_t i = 0; i < depth; i++)
 		qp->free_cids[i] = (uint16_t)(depth - 1 - i);
 	qp->nr_free = depth;
-	qp->tq = ernic_inproc_qpair_create(hc->tgt, depth, qid);
+	qp->tq = ernic_inproc_qpair_create(hc->port, depth, qid);
 	if (!qp->tq) {
 		snprintf(err, errlen, "cannot create the transport queue for QID %u", qid);
 		host_qpair_fini(qp);
@@ -473,8 +474,8 @@ static void random_bytes(uint8_t *p, size_t n)
 	}
 }
 
-int ernic_host_connect(struct ernic_target *tgt, const struct ernic_host_opts *opts, struct ernic_host_ctrlr **out,
-		       char *err, size_t errlen)
+int ernic_host_connect(struct ernic_inproc_port *port, const struct ernic_host_opts *opts,
+		       struct ernic_host_ctrlr **out, char *err, size_t errlen)
 {
 	struct ernic_host_ctrlr *hc;
 	struct nvme_sqe sqe;
@@ -483,15 +484,19 @@ int ernic_host_connect(struct ernic_target *tgt, const struct ernic_host_opts *o
 	uint32_t want, grant, mqes;
 	int rc;
 
-	if (!tgt->inproc) {
-		snprintf(err, errlen, "the target has no in-process pollers");
+	struct ernic_target *tgt;
+
+	if (!port) {
+		snprintf(err, errlen, "no in-process port to connect to");
 		return -EINVAL;
 	}
+	tgt = ernic_inproc_port_target(port);
 	hc = calloc(1, sizeof(*hc));
 	if (!hc) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	hc->port = port;
 	hc->tgt = tgt;
 	hc->kato_ms = opts ? opts->kato_ms : 0;
 	pthread_mutex_init(&hc->admin_lock, NULL);

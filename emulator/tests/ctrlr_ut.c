@@ -98,7 +98,7 @@ static void cfg_small(struct ernic_backend_cfg *cfg)
 
 static struct ernic_target *tgt_new_cfg(const struct ernic_backend_cfg *cfg, const char *const *allow)
 {
-	struct ernic_target_opts opts = { .allow_hosts = allow, .start_pollers = false };
+	struct ernic_target_opts opts = { .allow_hosts = allow };
 	char err[ERNIC_ERRLEN] = "";
 	struct ernic_target *tgt = NULL;
 	int rc = ernic_target_create(cfg, &opts, &tgt, err, sizeof(err));

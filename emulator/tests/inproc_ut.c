@@ -21,6 +21,7 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define TIMEOUT_NS 20000000000ull
 #define MILLION 1000000u
@@ -35,7 +36,7 @@ static void sleep_ms(unsigned ms)
 
 static struct ernic_target *target(uint32_t queues, uint32_t queue_size, uint32_t pollers, uint64_t size)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_target_opts opts = { 0 };
 	struct ernic_backend_cfg cfg;
 	struct ernic_target *tgt = NULL;
 	char err[ERNIC_ERRLEN] = "";
@@ -45,7 +46,7 @@ static struct ernic_target *target(uint32_t queues, uint32_t queue_size, uint32_
 	cfg.queues = queues;
 	cfg.queue_size = queue_size;
 	cfg.pollers = pollers;
-	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
+	if (ut_target_start(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "target: %s\n", err);
 	return tgt;
 }
@@ -56,7 +57,7 @@ static struct ernic_host_ctrlr *host(struct ernic_target *tgt, uint32_t nr_io, u
 	struct ernic_host_ctrlr *hc = NULL;
 	char err[ERNIC_ERRLEN] = "";
 
-	if (ernic_host_connect(tgt, &opts, &hc, err, sizeof(err)))
+	if (ernic_host_connect(ut_port(tgt), &opts, &hc, err, sizeof(err)))
 		fprintf(stderr, "connect: %s\n", err);
 	return hc;
 }
@@ -152,7 +153,7 @@ static void test_million_flushes_at_qd128_each_completes_exactly_once(void)
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
 	CU_ASSERT_EQUAL(c.controllers, 0);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 	free(outstanding);
 }
 
@@ -218,7 +219,7 @@ static void test_reads_at_qd128_return_their_own_block(void)
 	CU_ASSERT_EQUAL(completed, total);
 	CU_ASSERT_EQUAL(bad, 0);
 	ernic_host_disconnect(hc);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 	free(bufs);
 	free(lba_of);
 }
@@ -347,7 +348,7 @@ static void test_several_queues_from_several_threads_keep_their_data(void)
 	CU_ASSERT_EQUAL(c.io_cmds[NVME_CMD_READ], 2 * MT_QUEUES * MT_BLOCKS);
 	CU_ASSERT_EQUAL(c.bytes_written - (MT_QUEUES + 1) * 1024, 2ull * MT_QUEUES * MT_BLOCKS * 4096);
 	ernic_host_disconnect(hc);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /* ============================================================ sleep and wake */
@@ -473,6 +474,57 @@ static void test_idle_poller_sleeps_and_doorbell_wakes_it(void)
 		fprintf(stderr, "\n  wake latency: %d of 21 under 40 ms, median %llu us, worst %llu us\n", prompt,
 			(unsigned long long)lat[10] / 1000, (unsigned long long)worst / 1000);
 	ernic_host_disconnect(hc);
+	ut_target_stop(tgt);
+}
+
+/* ============================================================ the port */
+
+/*
+ * The target's mr_* counters are its in-process ports' tables: none before a
+ * port exists (a TCP-only target, ernicd's), the table of max_mr entries
+ * while one does, none again once it is gone; and a host needs a port.
+ */
+static void test_memory_regions_are_counted_only_while_an_inproc_port_exists(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt = NULL;
+	struct ernic_inproc_port *port = NULL;
+	const struct ernic_inproc_port_opts popts = { .pollers = 2 };
+	struct ernic_host_ctrlr *hc = NULL;
+	struct ernic_counters c;
+	char err[ERNIC_ERRLEN] = "";
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = 1u << 20;
+	cfg.max_mr = 1024;
+	cfg.queues = 2;
+	CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_max, 0);
+	CU_ASSERT_EQUAL(c.mr_in_use, 0);
+	CU_ASSERT_EQUAL(ernic_host_connect(NULL, NULL, &hc, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NULL(hc);
+	CU_ASSERT_STRING_EQUAL(err, "no in-process port to connect to");
+
+	CU_ASSERT_EQUAL_FATAL(ernic_inproc_port_create(tgt, &popts, &port, err, sizeof(err)), 0);
+	/* The port's own pollers: the second names itself once it runs. */
+	for (int i = 0; i < 1000 && !find_thread("ernic-poll1"); i++)
+		sleep_ms(1);
+	CU_ASSERT_NOT_EQUAL(find_thread("ernic-poll1"), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_max, 1024);
+	CU_ASSERT_EQUAL(c.mr_in_use, 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(port, NULL, &hc, err, sizeof(err)), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_in_use, 2 * cfg.queue_size + ERNIC_ADMIN_QUEUE_SIZE);
+	ernic_host_disconnect(hc);
+	ernic_inproc_port_destroy(port);
+
+	CU_ASSERT_EQUAL(find_thread("ernic-poll0"), 0);
+	CU_ASSERT_EQUAL(find_thread("ernic-poll1"), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_max, 0);
+	CU_ASSERT_EQUAL(c.mr_high_water, 0);
 	ernic_target_destroy(tgt);
 }
 
@@ -502,7 +554,7 @@ static void test_disconnect_with_nothing_submitted_leaves_nothing(void)
 	CU_ASSERT_EQUAL(c.io_queues, 4);
 	ernic_host_disconnect(hc);
 	expect_clean(tgt);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_disconnect_with_unreaped_commands_leaves_nothing(void)
@@ -531,7 +583,7 @@ static void test_disconnect_with_unreaped_commands_leaves_nothing(void)
 	/* The buffers are the caller's again: ASan would see a late RDMA WRITE into freed memory */
 	free(buf);
 	sleep_ms(20);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_100_connect_disconnect_cycles_leak_nothing(void)
@@ -561,7 +613,7 @@ static void test_100_connect_disconnect_cycles_leak_nothing(void)
 	CU_ASSERT_EQUAL(c.io_queues, 0);
 	CU_ASSERT_EQUAL(c.mr_high_water, 2 * 32 + 32);
 	CU_ASSERT_EQUAL(c.io_cmds[NVME_FABRICS_COMMAND], 100 * 2 * 2); /* Connect + Disconnect per I/O queue */
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_submit_beyond_queue_depth_is_ebusy(void)
@@ -603,7 +655,7 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 	CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, buf, sizeof(buf), NULL), 0);
 	ernic_host_disconnect(hc);
 	expect_clean(tgt);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /* ===================================================================== AER */
@@ -654,7 +706,7 @@ static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 	CU_ASSERT_EQUAL(ernic_host_submit(aq, &sqe, NULL, 0, (void *)0xAF), 0);
 	ernic_host_disconnect(hc);
 	expect_clean(tgt);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /*
@@ -710,7 +762,7 @@ static int aer_smart_child(void)
 		}
 	}
 	ernic_host_disconnect(hc);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 	return 0;
 }
 
@@ -751,4 +803,5 @@ UT_MAIN("inproc", UT_CASE(test_million_flushes_at_qd128_each_completes_exactly_o
 	UT_CASE(test_disconnect_with_unreaped_commands_leaves_nothing),
 	UT_CASE(test_100_connect_disconnect_cycles_leak_nothing), UT_CASE(test_submit_beyond_queue_depth_is_ebusy),
 	UT_CASE(test_aer_through_admin_ring_completes_on_ns_changed),
-	UT_CASE(test_ns_changed_during_smart_log_does_not_deadlock))
+	UT_CASE(test_ns_changed_during_smart_log_does_not_deadlock),
+	UT_CASE(test_memory_regions_are_counted_only_while_an_inproc_port_exists))

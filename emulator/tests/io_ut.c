@@ -17,6 +17,7 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define NS_SIZE (8ull << 20)
 #define FILE_NS_SIZE (4ull << 20)
@@ -54,15 +55,15 @@ static void make_dir(void)
 
 static bool fx_up_cfg(const struct ernic_backend_cfg *cfg)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_target_opts opts = { 0 };
 	struct ernic_host_opts hopts = { .nr_io_queues = 1 };
 	char err[ERNIC_ERRLEN] = "";
 
-	if (ernic_target_create(cfg, &opts, &fx.tgt, err, sizeof(err))) {
+	if (ut_target_start(cfg, &opts, &fx.tgt, err, sizeof(err))) {
 		fprintf(stderr, "target: %s\n", err);
 		return false;
 	}
-	if (ernic_host_connect(fx.tgt, &hopts, &fx.hc, err, sizeof(err))) {
+	if (ernic_host_connect(ut_port(fx.tgt), &hopts, &fx.hc, err, sizeof(err))) {
 		fprintf(stderr, "connect: %s\n", err);
 		return false;
 	}
@@ -86,7 +87,7 @@ static void fx_down(void)
 	if (fx.hc)
 		ernic_host_disconnect(fx.hc);
 	if (fx.tgt)
-		ernic_target_destroy(fx.tgt);
+		ut_target_stop(fx.tgt);
 	if (fx.dir[0]) {
 		unlink(fx.path);
 		rmdir(fx.dir);
@@ -291,7 +292,7 @@ static void test_file_data_survives_target_restart(void)
 	fill(w, sizeof(w), 77);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 9, 1, w, 4096), NVME_SC_SUCCESS);
 	ernic_host_disconnect(fx.hc);
-	ernic_target_destroy(fx.tgt);
+	ut_target_stop(fx.tgt);
 	fx.hc = NULL;
 	fx.tgt = NULL;
 	cfg_base(&cfg, 4096, FILE_NS_SIZE, fx.path);
@@ -328,7 +329,7 @@ static void test_file_existing_larger_is_not_truncated(void)
 	/* I/O past the namespace (but inside the file) is refused */
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, FILE_NS_SIZE / 4096, 1, got, 4096), NVME_SC_LBA_RANGE);
 	ernic_host_disconnect(fx.hc);
-	ernic_target_destroy(fx.tgt);
+	ut_target_stop(fx.tgt);
 	fx.hc = NULL;
 	fx.tgt = NULL;
 	CU_ASSERT_EQUAL(stat(fx.path, &st), 0);
@@ -908,7 +909,7 @@ static void test_per_controller_counters_split_by_host(void)
 	uint8_t *buf = aligned_alloc(4096, 8192);
 
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(fx.tgt, &hopts, &hc2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(ut_port(fx.tgt), &hopts, &hc2, err, sizeof(err)), 0);
 	CU_ASSERT_NOT_EQUAL(ernic_host_cntlid(hc2), ernic_host_cntlid(fx.hc));
 	fill(buf, 8192, 7);
 	/* Host 1: three 4 KiB reads; host 2: one 8 KiB write. */

@@ -17,6 +17,7 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define NS_SIZE (8ull << 20)
 #define NLBAS (NS_SIZE / 4096)
@@ -34,7 +35,7 @@ static struct {
 
 static bool fx_up(uint32_t depth)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_target_opts opts = { 0 };
 	struct ernic_host_opts hopts = { .nr_io_queues = 1, .queue_size = depth };
 	struct ernic_backend_cfg cfg;
 	char err[ERNIC_ERRLEN] = "";
@@ -45,11 +46,11 @@ static bool fx_up(uint32_t depth)
 	cfg.queues = 1;
 	cfg.queue_size = depth;
 	cfg.pollers = 1;
-	if (ernic_target_create(&cfg, &opts, &fx.tgt, err, sizeof(err))) {
+	if (ut_target_start(&cfg, &opts, &fx.tgt, err, sizeof(err))) {
 		fprintf(stderr, "target: %s\n", err);
 		return false;
 	}
-	if (ernic_host_connect(fx.tgt, &hopts, &fx.hc, err, sizeof(err))) {
+	if (ernic_host_connect(ut_port(fx.tgt), &hopts, &fx.hc, err, sizeof(err))) {
 		fprintf(stderr, "connect: %s\n", err);
 		return false;
 	}
@@ -63,7 +64,7 @@ static void fx_down(void)
 	if (fx.hc)
 		ernic_host_disconnect(fx.hc);
 	if (fx.tgt)
-		ernic_target_destroy(fx.tgt);
+		ut_target_stop(fx.tgt);
 	free(fx.bufs);
 	memset(&fx, 0, sizeof(fx));
 }
