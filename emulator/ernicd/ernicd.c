@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "ernic/ernic.h"
-#include "transport_tcp.h"
+#include "ernic/tcp.h"
 
 #define ERNICD "ernicd"
 #define ERNICD_DEFAULT_ADDR "127.0.0.1"
