@@ -26,14 +26,6 @@
 #define TIMEOUT_NS 20000000000ull
 #define MILLION 1000000u
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 static struct ernic_target *target(uint32_t queues, uint32_t queue_size, uint32_t pollers, uint64_t size)
 {
 	struct ernic_target_opts opts = { 0 };
@@ -49,17 +41,6 @@ static struct ernic_target *target(uint32_t queues, uint32_t queue_size, uint32_
 	if (ut_target_start(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "target: %s\n", err);
 	return tgt;
-}
-
-static struct ernic_host_ctrlr *host(struct ernic_target *tgt, uint32_t nr_io, uint32_t queue_size)
-{
-	struct ernic_host_opts opts = { .nr_io_queues = nr_io, .queue_size = queue_size };
-	struct ernic_host_ctrlr *hc = NULL;
-	char err[ERNIC_ERRLEN] = "";
-
-	if (ernic_host_connect(ut_port(tgt), &opts, &hc, err, sizeof(err)))
-		fprintf(stderr, "connect: %s\n", err);
-	return hc;
 }
 
 static void flush_sqe(struct nvme_sqe *sqe)
@@ -86,7 +67,7 @@ static void test_million_flushes_at_qd128_each_completes_exactly_once(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(outstanding);
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	CU_ASSERT_EQUAL_FATAL(ernic_host_qpair_depth(qp), depth);
@@ -141,7 +122,7 @@ static void test_million_flushes_at_qd128_each_completes_exactly_once(void)
 			break;
 		}
 	/* Nothing more arrives */
-	sleep_ms(5);
+	ut_sleep_ms(5);
 	CU_ASSERT_EQUAL(ernic_host_poll(qp, cpls, 128), 0);
 	/* Every CID came back: the full depth can be submitted again, and no more */
 	for (uint32_t i = 0; i < depth; i++)
@@ -180,7 +161,7 @@ static void test_reads_at_qd128_return_their_own_block(void)
 		memcpy(tgt->ns[0].ram + (uint64_t)l * 4096, &v, sizeof(v));
 		memcpy(tgt->ns[0].ram + (uint64_t)l * 4096 + 4088, &v, sizeof(v));
 	}
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	for (uint32_t i = 0; i < depth; i++)
@@ -324,7 +305,7 @@ static void test_several_queues_from_several_threads_keep_their_data(void)
 	struct ernic_counters c;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, MT_QUEUES, 0);
+	hc = ut_host_connect(tgt, MT_QUEUES, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	CU_ASSERT_EQUAL_FATAL(ernic_host_nr_io_queues(hc), MT_QUEUES);
 	for (uint32_t q = 0; q < MT_QUEUES; q++) {
@@ -423,23 +404,23 @@ static void test_idle_poller_sleeps_and_doorbell_wakes_it(void)
 	pid_t tid;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	tid = find_thread("ernic-poll0");
 	CU_ASSERT_FATAL(tid > 0);
 
 	/* Idle: the poller goes to sleep and costs (next to) no CPU */
-	sleep_ms(50);
+	ut_sleep_ms(50);
 	for (int i = 0; i < 50 && !slept; i++) {
 		CU_ASSERT_FATAL(thread_stat(tid, &state, &t0));
 		slept = state == 'S';
 		if (!slept)
-			sleep_ms(5);
+			ut_sleep_ms(5);
 	}
 	CU_ASSERT_TRUE(slept);
 	CU_ASSERT_FATAL(thread_stat(tid, &state, &t0));
-	sleep_ms(500);
+	ut_sleep_ms(500);
 	CU_ASSERT_FATAL(thread_stat(tid, &state, &t1));
 	CU_ASSERT(t1 - t0 <= 5); /* a spinning poller would burn most of the 500 ms (50 ticks) */
 
@@ -449,7 +430,7 @@ static void test_idle_poller_sleeps_and_doorbell_wakes_it(void)
 		struct nvme_sqe sqe;
 		uint64_t start, deadline;
 
-		sleep_ms(10);
+		ut_sleep_ms(10);
 		flush_sqe(&sqe);
 		start = ernic_now_ns();
 		deadline = start + TIMEOUT_NS;
@@ -509,7 +490,7 @@ static void test_memory_regions_are_counted_only_while_an_inproc_port_exists(voi
 	CU_ASSERT_EQUAL_FATAL(ernic_inproc_port_create(tgt, &popts, &port, err, sizeof(err)), 0);
 	/* The port's own pollers: the second names itself once it runs. */
 	for (int i = 0; i < 1000 && !find_thread("ernic-poll1"); i++)
-		sleep_ms(1);
+		ut_sleep_ms(1);
 	CU_ASSERT_NOT_EQUAL(find_thread("ernic-poll1"), 0);
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_max, 1024);
@@ -547,7 +528,7 @@ static void test_disconnect_with_nothing_submitted_leaves_nothing(void)
 	struct ernic_counters c;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 4, 0);
+	hc = ut_host_connect(tgt, 4, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 4 * 64 + 32);
@@ -565,7 +546,7 @@ static void test_disconnect_with_unreaped_commands_leaves_nothing(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
-	hc = host(tgt, 2, 0);
+	hc = ut_host_connect(tgt, 2, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	for (int q = 1; q <= 2; q++)
 		for (int i = 0; i < 10; i++) {
@@ -582,7 +563,7 @@ static void test_disconnect_with_unreaped_commands_leaves_nothing(void)
 	expect_clean(tgt);
 	/* The buffers are the caller's again: ASan would see a late RDMA WRITE into freed memory */
 	free(buf);
-	sleep_ms(20);
+	ut_sleep_ms(20);
 	ut_target_stop(tgt);
 }
 
@@ -595,7 +576,7 @@ static void test_100_connect_disconnect_cycles_leak_nothing(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
 	for (int i = 0; i < 100; i++) {
-		struct ernic_host_ctrlr *hc = host(tgt, 2, 0);
+		struct ernic_host_ctrlr *hc = ut_host_connect(tgt, 2, 0);
 
 		if (!hc) {
 			failed++;
@@ -629,7 +610,7 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 	uint32_t got = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 1, 16);
+	hc = ut_host_connect(tgt, 1, 16);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	CU_ASSERT_EQUAL_FATAL(ernic_host_qpair_depth(qp), 16);
@@ -638,7 +619,7 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 		CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, NULL, 0, NULL), 0);
 	CU_ASSERT_EQUAL(ernic_host_outstanding(qp), 16);
 	/* Completed by the target or not, nothing is free until the host reaps */
-	sleep_ms(5);
+	ut_sleep_ms(5);
 	ernic_target_counters(tgt, &c0);
 	ernic_host_rw_sqe(&sqe, NVME_CMD_READ, 1, 0, 1);
 	CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, buf, sizeof(buf), NULL), -EBUSY);
@@ -660,20 +641,6 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 
 /* ===================================================================== AER */
 
-static uint16_t host_set_feature(struct ernic_host_ctrlr *hc, uint8_t fid, uint32_t cdw11)
-{
-	struct nvme_sqe sqe;
-	struct nvme_cqe cqe;
-
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVME_ADMIN_SET_FEATURES;
-	sqe.cdw10 = fid;
-	sqe.cdw11 = cdw11;
-	if (ernic_host_admin(hc, &sqe, NULL, 0, &cqe))
-		return 0xFFFF;
-	return (uint16_t)((cqe.status >> 1) & 0x7FF);
-}
-
 static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 {
 	struct ernic_target *tgt = target(1, 32, 1, 1ull << 20);
@@ -685,14 +652,14 @@ static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 	int n = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
-	CU_ASSERT_EQUAL(host_set_feature(hc, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR), 0);
+	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL), 0);
 	aq = ernic_host_admin_qpair(hc);
 	memset(&sqe, 0, sizeof(sqe));
 	sqe.opc = NVME_ADMIN_ASYNC_EVENT;
 	CU_ASSERT_EQUAL(ernic_host_submit(aq, &sqe, NULL, 0, (void *)0xAE), 0);
-	sleep_ms(20);
+	ut_sleep_ms(20);
 	CU_ASSERT_EQUAL(ernic_host_poll(aq, &cpl, 1), 0); /* held */
 	ernic_target_ns_changed(tgt, 1);
 	deadline = ernic_now_ns() + TIMEOUT_NS;
@@ -717,14 +684,14 @@ static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 static int aer_smart_child(void)
 {
 	struct ernic_target *tgt = target(1, 32, 1, 1ull << 20);
-	struct ernic_host_ctrlr *hc = tgt ? host(tgt, 1, 0) : NULL;
+	struct ernic_host_ctrlr *hc = tgt ? ut_host_connect(tgt, 1, 0) : NULL;
 	struct ernic_host_qpair *aq;
 	static uint8_t page[4][512];
 	struct nvme_sqe aer, smart;
 	int aers_out = 0;
 	uint64_t stop;
 
-	if (!hc || host_set_feature(hc, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR))
+	if (!hc || ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL))
 		return 2;
 	aq = ernic_host_admin_qpair(hc);
 	memset(&aer, 0, sizeof(aer));
@@ -789,7 +756,7 @@ static void test_ns_changed_during_smart_log_does_not_deadlock(void)
 			CU_FAIL("deadlock: ernic_target_ns_changed and an admin command on the poller");
 			return;
 		}
-		sleep_ms(10);
+		ut_sleep_ms(10);
 	}
 	CU_ASSERT_TRUE(WIFEXITED(status));
 	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);

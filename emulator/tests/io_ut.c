@@ -21,7 +21,6 @@
 
 #define NS_SIZE (8ull << 20)
 #define FILE_NS_SIZE (4ull << 20)
-#define TIMEOUT_NS 10000000000ull
 
 static struct {
 	struct ernic_target *tgt;
@@ -55,18 +54,15 @@ static void make_dir(void)
 
 static bool fx_up_cfg(const struct ernic_backend_cfg *cfg)
 {
-	struct ernic_target_opts opts = { 0 };
-	struct ernic_host_opts hopts = { .nr_io_queues = 1 };
 	char err[ERNIC_ERRLEN] = "";
 
-	if (ut_target_start(cfg, &opts, &fx.tgt, err, sizeof(err))) {
+	if (ut_target_start(cfg, NULL, &fx.tgt, err, sizeof(err))) {
 		fprintf(stderr, "target: %s\n", err);
 		return false;
 	}
-	if (ernic_host_connect(ut_port(fx.tgt), &hopts, &fx.hc, err, sizeof(err))) {
-		fprintf(stderr, "connect: %s\n", err);
+	fx.hc = ut_host_connect(fx.tgt, 1, 0);
+	if (!fx.hc)
 		return false;
-	}
 	fx.qp = ernic_host_io_qpair(fx.hc, 1);
 	return fx.qp != NULL;
 }
@@ -97,26 +93,6 @@ static void fx_down(void)
 
 /* ------------------------------------------------------------------ commands */
 
-static uint16_t wait_cpl(struct ernic_host_qpair *qp, void *ctx, uint32_t *dw0)
-{
-	uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
-	struct ernic_host_cpl cpl;
-
-	for (;;) {
-		if (ernic_host_poll(qp, &cpl, 1) == 1) {
-			CU_ASSERT_PTR_EQUAL(cpl.ctx, ctx);
-			if (dw0)
-				*dw0 = cpl.dw0;
-			return cpl.status;
-		}
-		if (ernic_now_ns() > deadline) {
-			CU_FAIL("no completion within 10 s");
-			return 0xFFFF;
-		}
-		sched_yield();
-	}
-}
-
 static uint16_t cmd(struct nvme_sqe *sqe, void *buf, uint32_t len)
 {
 	static char ctx;
@@ -125,7 +101,7 @@ static uint16_t cmd(struct nvme_sqe *sqe, void *buf, uint32_t len)
 	CU_ASSERT_EQUAL(rc, 0);
 	if (rc)
 		return 0xFFFF;
-	return wait_cpl(fx.qp, &ctx, NULL);
+	return ut_wait_cpl(fx.qp, &ctx, NULL);
 }
 
 static uint16_t io_rw(uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb, void *buf, uint32_t len)
@@ -166,21 +142,6 @@ static uint16_t io_dsm(uint32_t nsid, const struct nvme_dsm_range *r, uint32_t n
 	sqe.cdw10 = nr - 1;
 	sqe.cdw11 = attr;
 	return cmd(&sqe, ranges, nr * (uint32_t)sizeof(*r));
-}
-
-static uint16_t admin(uint8_t opc, uint32_t cdw10, uint32_t cdw11, uint32_t *dw0)
-{
-	struct nvme_sqe sqe;
-	struct nvme_cqe cqe;
-
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = opc;
-	sqe.cdw10 = cdw10;
-	sqe.cdw11 = cdw11;
-	CU_ASSERT_EQUAL_FATAL(ernic_host_admin(fx.hc, &sqe, NULL, 0, &cqe), 0);
-	if (dw0)
-		*dw0 = cqe.dw0;
-	return (uint16_t)((cqe.status >> 1) & 0x7FF);
 }
 
 /* A pattern unique to (seed, byte offset) */
@@ -621,7 +582,7 @@ static void test_vwc_off_makes_every_write_flush(void)
 	uint8_t buf[4096];
 
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	CU_ASSERT_EQUAL(admin(NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 0, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_admin(fx.hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 0, NULL), NVME_SC_SUCCESS);
 	swap_in_bad_ops(0);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 1, 1, buf, 4096), NVME_SC_SUCCESS);
@@ -630,7 +591,7 @@ static void test_vwc_off_makes_every_write_flush(void)
 	fail_rc = -EIO;
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 2, 1, buf, 4096), NVME_SC_WRITE_FAULT);
 	swap_back();
-	CU_ASSERT_EQUAL(admin(NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 1, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_admin(fx.hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 1, NULL), NVME_SC_SUCCESS);
 	swap_in_bad_ops(0);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(fail_flushes, 0);

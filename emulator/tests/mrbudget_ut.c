@@ -117,9 +117,7 @@ static int read_one_block(struct ernic_host_ctrlr *hc, uint16_t qid)
 {
 	static uint8_t block[4096] __attribute__((aligned(4096)));
 	struct ernic_host_qpair *qp = ernic_host_io_qpair(hc, qid);
-	struct ernic_host_cpl cpl;
 	struct nvme_sqe sqe;
-	uint64_t deadline;
 	int rc;
 
 	if (!qp)
@@ -128,13 +126,7 @@ static int read_one_block(struct ernic_host_ctrlr *hc, uint16_t qid)
 	rc = ernic_host_submit(qp, &sqe, block, sizeof(block), block);
 	if (rc)
 		return rc;
-	deadline = ernic_now_ns() + 10000000000ull;
-	while (ernic_host_poll(qp, &cpl, 1) == 0) {
-		if (ernic_now_ns() > deadline)
-			return -ETIMEDOUT;
-		sched_yield();
-	}
-	return cpl.status ? -EIO : 0;
+	return ut_wait_cpl(qp, block, NULL) ? -EIO : 0;
 }
 
 /* ------------------------------------------------------------------ limits */

@@ -35,8 +35,6 @@ static struct {
 
 static bool fx_up(uint32_t depth)
 {
-	struct ernic_target_opts opts = { 0 };
-	struct ernic_host_opts hopts = { .nr_io_queues = 1, .queue_size = depth };
 	struct ernic_backend_cfg cfg;
 	char err[ERNIC_ERRLEN] = "";
 
@@ -46,14 +44,13 @@ static bool fx_up(uint32_t depth)
 	cfg.queues = 1;
 	cfg.queue_size = depth;
 	cfg.pollers = 1;
-	if (ut_target_start(&cfg, &opts, &fx.tgt, err, sizeof(err))) {
+	if (ut_target_start(&cfg, NULL, &fx.tgt, err, sizeof(err))) {
 		fprintf(stderr, "target: %s\n", err);
 		return false;
 	}
-	if (ernic_host_connect(ut_port(fx.tgt), &hopts, &fx.hc, err, sizeof(err))) {
-		fprintf(stderr, "connect: %s\n", err);
+	fx.hc = ut_host_connect(fx.tgt, 1, depth);
+	if (!fx.hc)
 		return false;
-	}
 	fx.qp = ernic_host_io_qpair(fx.hc, 1);
 	fx.bufs = aligned_alloc(4096, (size_t)depth * 4096);
 	return fx.qp && fx.bufs && ernic_host_qpair_depth(fx.qp) == depth;
