@@ -6,7 +6,7 @@
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
 #                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 320)
 
-LANE_ERNICD := $(if $(wildcard emulator/src/ernicd.c),$(BUILD)/ernicd)
+LANE_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
 
 .PHONY: lane
 lane:

@@ -1,13 +1,13 @@
 # libernic, ernicd and their CUnit tests.
 
-EMU_LIB_SRCS := $(filter-out emulator/src/ernicd.c,$(wildcard emulator/src/*.c))
+EMU_LIB_SRCS := $(wildcard emulator/src/*.c)
 EMU_LIB_OBJS := $(EMU_LIB_SRCS:emulator/src/%.c=$(BUILD)/emulator/%.o)
 EMU_LIB      := $(BUILD)/libernic.a
 EMU_LIBS     := -lisal -lpthread
 EMU_TESTS    := $(patsubst emulator/tests/%.c,$(BUILD)/tests/%,$(wildcard emulator/tests/*_ut.c))
 ERNICD       := $(BUILD)/ernicd
 
-all: $(EMU_LIB) $(EMU_TESTS) $(if $(wildcard emulator/src/ernicd.c),$(ERNICD))
+all: $(EMU_LIB) $(EMU_TESTS) $(if $(wildcard emulator/ernicd/ernicd.c),$(ERNICD))
 
 $(BUILD)/emulator/%.o: emulator/src/%.c $(wildcard emulator/src/*.h emulator/include/ernic/*.h)
 	@mkdir -p $(dir $@)
@@ -17,8 +17,9 @@ $(EMU_LIB): $(EMU_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(ERNICD): emulator/src/ernicd.c $(EMU_LIB)
-	$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(EMU_LIB) $(LDFLAGS_SAN) $(EMU_LIBS)
+# The daemon sees the public headers only: it is built as any user of libernic would be.
+$(ERNICD): emulator/ernicd/ernicd.c $(wildcard emulator/include/ernic/*.h) $(EMU_LIB)
+	$(CC) $(filter-out -Iemulator/src,$(CPPFLAGS)) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(EMU_LIB) $(LDFLAGS_SAN) $(EMU_LIBS)
 
 # Tests may include emulator/tests/ut.h (shared CUnit helpers) and any src header.
 $(BUILD)/tests/%: emulator/tests/%.c $(wildcard emulator/tests/*.h) $(EMU_LIB)

@@ -134,6 +134,7 @@ static struct {
 	char *backend;
 	struct ernic_backend_cfg cfg;
 	struct ernic_target *tgt;
+	struct ernic_inproc_port *port;
 	struct ernic_host_ctrlr *hc;
 	struct ernic_queue *queues;
 	uint32_t nr_queues;
@@ -276,6 +277,7 @@ static void ernic_run_teardown(void)
 {
 	if (ernic_run.hc)
 		ernic_host_disconnect(ernic_run.hc);
+	ernic_inproc_port_destroy(ernic_run.port);
 	if (ernic_run.tgt)
 		ernic_target_destroy(ernic_run.tgt);
 	if (ernic_run.queues) {
@@ -286,6 +288,7 @@ static void ernic_run_teardown(void)
 	free(ernic_run.backend);
 	free(ernic_run.stats_path);
 	ernic_run.hc = NULL;
+	ernic_run.port = NULL;
 	ernic_run.tgt = NULL;
 	ernic_run.queues = NULL;
 	ernic_run.backend = NULL;
@@ -299,7 +302,6 @@ static void ernic_run_teardown(void)
 static int ernic_run_setup(struct thread_data *td)
 {
 	struct ernic_options *o = td->eo;
-	struct ernic_target_opts topts = { .start_pollers = true };
 	struct ernic_host_opts hopts = { 0 };
 	const char *backend = ernic_backend_str(td);
 	char err[ERNIC_ERRLEN];
@@ -327,7 +329,9 @@ static int ernic_run_setup(struct thread_data *td)
 			     !CPU_EQUAL(&job_mask, &proc_mask) &&
 			     !pthread_setaffinity_np(pthread_self(), sizeof(proc_mask), &proc_mask);
 
-		rc = ernic_target_create(&ernic_run.cfg, &topts, &ernic_run.tgt, err, sizeof(err));
+		rc = ernic_target_create(&ernic_run.cfg, NULL, &ernic_run.tgt, err, sizeof(err));
+		if (!rc)
+			rc = ernic_inproc_port_create(ernic_run.tgt, NULL, &ernic_run.port, err, sizeof(err));
 		if (widen)
 			pthread_setaffinity_np(pthread_self(), sizeof(job_mask), &job_mask);
 	}
@@ -336,7 +340,7 @@ static int ernic_run_setup(struct thread_data *td)
 		goto fail;
 	}
 	hopts.nr_io_queues = o->queues ? o->queues : ernic_run.cfg.queues;
-	rc = ernic_host_connect(ernic_run.tgt, &hopts, &ernic_run.hc, err, sizeof(err));
+	rc = ernic_host_connect(ernic_run.port, &hopts, &ernic_run.hc, err, sizeof(err));
 	if (rc) {
 		log_err("ernic: connect: %s\n", err);
 		goto fail;

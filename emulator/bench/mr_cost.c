@@ -69,6 +69,7 @@ struct bench_opts {
 struct bench_case {
 	uint32_t max_mr;
 	struct ernic_target *tgt;
+	struct ernic_inproc_port *port;
 	struct ernic_host_ctrlr *hc;
 	struct ernic_host_qpair *qp;
 	uint32_t in_use;	/* regions in use while measuring */
@@ -153,7 +154,6 @@ static int micro_setup(struct bench_case *bc, uint32_t fill_pct)
 
 static int case_setup(struct bench_case *bc, const struct bench_opts *o)
 {
-	const struct ernic_target_opts topts = { .start_pollers = true };
 	const struct ernic_host_opts hopts = { .nr_io_queues = 1 };
 	struct ernic_backend_cfg cfg;
 	struct ernic_mr_table *tbl;
@@ -167,9 +167,11 @@ static int case_setup(struct bench_case *bc, const struct bench_opts *o)
 	cfg.skip_mr_budget = false;
 	rc = ernic_backend_parse(backend, &cfg, err, sizeof(err));
 	if (!rc)
-		rc = ernic_target_create(&cfg, &topts, &bc->tgt, err, sizeof(err));
+		rc = ernic_target_create(&cfg, NULL, &bc->tgt, err, sizeof(err));
 	if (!rc)
-		rc = ernic_host_connect(bc->tgt, &hopts, &bc->hc, err, sizeof(err));
+		rc = ernic_inproc_port_create(bc->tgt, NULL, &bc->port, err, sizeof(err));
+	if (!rc)
+		rc = ernic_host_connect(bc->port, &hopts, &bc->hc, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "mr_cost: %s: %s\n", backend, err);
 		return rc;
@@ -183,7 +185,7 @@ static int case_setup(struct bench_case *bc, const struct bench_opts *o)
 
 	ernic_target_counters(bc->tgt, &c);
 	want = fill_count(bc->max_mr, o->fill_pct);
-	tbl = ernic_target_mr_table(bc->tgt);
+	tbl = ernic_inproc_port_mr_table(bc->port);
 	bc->nr_fill = want > c.mr_in_use ? want - c.mr_in_use : 0;
 	bc->fill = calloc(bc->nr_fill ? bc->nr_fill : 1, sizeof(*bc->fill));
 	if (!bc->fill)
@@ -217,12 +219,13 @@ static int case_setup(struct bench_case *bc, const struct bench_opts *o)
 
 static void case_teardown(struct bench_case *bc)
 {
-	struct ernic_mr_table *tbl = bc->tgt ? ernic_target_mr_table(bc->tgt) : NULL;
+	struct ernic_mr_table *tbl = bc->port ? ernic_inproc_port_mr_table(bc->port) : NULL;
 
 	for (uint32_t i = 0; tbl && i < bc->nr_fill; i++)
 		ernic_mr_destroy(tbl, bc->fill[i]);
 	if (bc->hc)
 		ernic_host_disconnect(bc->hc);
+	ernic_inproc_port_destroy(bc->port);
 	if (bc->tgt)
 		ernic_target_destroy(bc->tgt);
 	ernic_mr_table_destroy(bc->micro_tbl);

@@ -59,6 +59,14 @@ int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_
 	uint32_t hash = 2166136261u;
 	int rc;
 
+	/*
+	 * The memory-region budget is checked here, at the target, not in the
+	 * in-process port that owns the table: cfg->queues is what every
+	 * controller of this target offers in Number of Queues whatever the
+	 * port, and a configuration built in code must meet the parser's
+	 * refusal, in the seed's words, at startup and before any port exists
+	 * (mrbudget_ut). The same cfg->max_mr then sizes each port's table.
+	 */
 	if (!cfg->skip_mr_budget) {
 		rc = ernic_backend_check_budget(cfg, err, errlen);
 		if (rc)
@@ -94,20 +102,9 @@ int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_
 	snprintf(tgt->traddr, sizeof(tgt->traddr), "127.0.0.1");
 	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "4420");
 
-	tgt->mr = ernic_mr_table_create(cfg->max_mr);
-	if (!tgt->mr) {
-		snprintf(err, errlen, "Error: cannot create a memory-region table of %u entries", cfg->max_mr);
-		rc = -ENOMEM;
-		goto fail;
-	}
 	rc = target_open_ns(tgt, cfg, err, errlen);
 	if (rc)
 		goto fail;
-	if (opts && opts->start_pollers) {
-		rc = ernic_inproc_start(tgt, cfg->pollers ? cfg->pollers : 1, err, errlen);
-		if (rc)
-			goto fail;
-	}
 	*out = tgt;
 	return 0;
 fail:
@@ -142,12 +139,9 @@ void ernic_target_destroy(struct ernic_target *tgt)
 {
 	if (!tgt)
 		return;
-	ernic_inproc_stop(tgt);
 	for (uint32_t i = 0; i < tgt->nr_ns; i++)
 		if (tgt->ns[i].ops)
 			tgt->ns[i].ops->close(&tgt->ns[i]);
-	if (tgt->mr)
-		ernic_mr_table_destroy(tgt->mr);
 	if (tgt->allow_hosts) {
 		for (char **h = tgt->allow_hosts; *h; h++)
 			free(*h);
@@ -167,9 +161,44 @@ const char *ernic_target_subnqn(const struct ernic_target *tgt)
 	return tgt->subnqn;
 }
 
-struct ernic_mr_table *ernic_target_mr_table(struct ernic_target *tgt)
+void ernic_target_add_port(struct ernic_target *tgt, struct ernic_port *port)
 {
-	return tgt->mr;
+	pthread_mutex_lock(&tgt->lock);
+	port->next = tgt->ports;
+	tgt->ports = port;
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+void ernic_target_remove_port(struct ernic_target *tgt, struct ernic_port *port)
+{
+	pthread_mutex_lock(&tgt->lock);
+	for (struct ernic_port **pp = &tgt->ports; *pp; pp = &(*pp)->next) {
+		if (*pp == port) {
+			*pp = port->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+/*
+ * Regions belong to the ports' tables (an RNIC's), shared by every
+ * controller; a target with no RDMA-shaped port reports none. Called with
+ * tgt->lock held, which keeps each table alive.
+ */
+static void target_mr_usage(struct ernic_target *tgt, struct ernic_counters *c)
+{
+	c->mr_in_use = c->mr_high_water = c->mr_max = 0;
+	for (struct ernic_port *port = tgt->ports; port; port = port->next) {
+		uint32_t in_use, high_water, max;
+
+		if (!port->mr)
+			continue;
+		ernic_mr_usage(port->mr, &in_use, &high_water, &max);
+		c->mr_in_use += in_use;
+		c->mr_high_water += high_water;
+		c->mr_max += max;
+	}
 }
 
 int ernic_target_flush(struct ernic_target *tgt)
@@ -249,8 +278,8 @@ void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c)
 		counters_add_sq(c, sq);
 	c->controllers = tgt->nr_ctrlrs;
 	c->io_queues = tgt->nr_io_queues;
+	target_mr_usage(tgt, c);
 	pthread_mutex_unlock(&tgt->lock);
-	ernic_mr_usage(tgt->mr, &c->mr_in_use, &c->mr_high_water, &c->mr_max);
 }
 
 int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struct ernic_counters *c)
@@ -274,10 +303,9 @@ int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struc
 		c->io_queues += qid != 0;
 	}
 	pthread_mutex_unlock(&ctrlr->lock);
+	target_mr_usage(tgt, c);
 	pthread_mutex_unlock(&tgt->lock);
 	c->controllers = 1;
-	/* Regions belong to the RNIC's table, shared by every controller. */
-	ernic_mr_usage(tgt->mr, &c->mr_in_use, &c->mr_high_water, &c->mr_max);
 	return 0;
 }
 

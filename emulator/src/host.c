@@ -56,6 +56,7 @@ struct ernic_host_qpair {
 };
 
 struct ernic_host_ctrlr {
+	struct ernic_inproc_port *port;
 	struct ernic_target *tgt;
 	struct ernic_host_qpair admin;
 	struct ernic_host_qpair *io;
@@ -63,6 +64,7 @@ struct ernic_host_ctrlr {
 	uint16_t cntlid;
 	uint32_t queue_size;
 	uint32_t kato_ms;
+	uint64_t cap; /* read by the enable step; MQES bounds the I/O queue depth */
 	pthread_mutex_t admin_lock;
 	struct nvme_id_ctrl id;
 	struct nvmf_connect_data connect_data;
@@ -95,7 +97,7 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 	qp->hc = hc;
 	qp->qid = qid;
 	qp->depth = depth;
-	qp->mr = hc->tgt->mr;
+	qp->mr = ernic_inproc_port_mr_table(hc->port);
 	qp->sample_left = UINT64_MAX;
 	qp->slots = calloc(depth, sizeof(*qp->slots));
 	qp->free_cids = calloc(depth, sizeof(*qp->free_cids));
@@ -118,7 +120,7 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 	for (uint32_t i = 0; i < depth; i++)
 		qp->free_cids[i] = (uint16_t)(depth - 1 - i);
 	qp->nr_free = depth;
-	qp->tq = ernic_inproc_qpair_create(hc->tgt, depth, qid);
+	qp->tq = ernic_inproc_qpair_create(hc->port, depth, qid);
 	if (!qp->tq) {
 		snprintf(err, errlen, "cannot create the transport queue for QID %u", qid);
 		host_qpair_fini(qp);
@@ -377,11 +379,6 @@ struct ernic_host_qpair *ernic_host_admin_qpair(struct ernic_host_ctrlr *hc)
 	return &hc->admin;
 }
 
-static uint16_t cqe_status(const struct nvme_cqe *cqe)
-{
-	return nvme_cqe_status(cqe);
-}
-
 static int host_connect_queue(struct ernic_host_ctrlr *hc, struct ernic_host_qpair *qp, char *err,
 			      size_t errlen)
 {
@@ -400,9 +397,9 @@ static int host_connect_queue(struct ernic_host_ctrlr *hc, struct ernic_host_qpa
 		snprintf(err, errlen, "Connect for QID %u: %s", qp->qid, strerror(-rc));
 		return rc;
 	}
-	if (cqe_status(&cqe)) {
+	if (nvme_cqe_status(&cqe)) {
 		snprintf(err, errlen, "Connect for QID %u failed: %s (dw0 0x%x)", qp->qid,
-			 ernic_status_str(cqe_status(&cqe)), cqe.dw0);
+			 ernic_status_str(nvme_cqe_status(&cqe)), cqe.dw0);
 		return -EIO;
 	}
 	if (!qp->qid)
@@ -426,7 +423,7 @@ static int host_property(struct ernic_host_ctrlr *hc, uint8_t fctype, uint32_t o
 	rc = ernic_host_admin(hc, (struct nvme_sqe *)&cmd, NULL, 0, &cqe);
 	if (rc)
 		return rc;
-	if (cqe_status(&cqe))
+	if (nvme_cqe_status(&cqe))
 		return -EIO;
 	if (fctype == NVMF_FCTYPE_PROPERTY_GET)
 		*value = (uint64_t)cqe.dw0 | (uint64_t)cqe.dw1 << 32;
@@ -470,115 +467,155 @@ static void random_bytes(uint8_t *p, size_t n)
 	}
 }
 
-int ernic_host_connect(struct ernic_target *tgt, const struct ernic_host_opts *opts, struct ernic_host_ctrlr **out,
-		       char *err, size_t errlen)
+/* The host's identity: a random Host Identifier and, unless given, the NQN nvme-cli derives from it. */
+static struct ernic_host_ctrlr *host_ctrlr_alloc(struct ernic_inproc_port *port, const struct ernic_host_opts *opts)
 {
-	struct ernic_host_ctrlr *hc;
-	struct nvme_sqe sqe;
-	struct nvme_cqe cqe;
-	uint64_t cap, cc;
-	uint32_t want, grant, mqes;
-	int rc;
+	struct ernic_host_ctrlr *hc = calloc(1, sizeof(*hc));
+	struct nvmf_connect_data *data;
 
-	if (!tgt->inproc) {
-		snprintf(err, errlen, "the target has no in-process pollers");
-		return -EINVAL;
-	}
-	hc = calloc(1, sizeof(*hc));
-	if (!hc) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	hc->tgt = tgt;
+	if (!hc)
+		return NULL;
+	data = &hc->connect_data;
+	hc->port = port;
+	hc->tgt = ernic_inproc_port_target(port);
 	hc->kato_ms = opts ? opts->kato_ms : 0;
 	pthread_mutex_init(&hc->admin_lock, NULL);
-	random_bytes(hc->connect_data.hostid, sizeof(hc->connect_data.hostid));
-	snprintf(hc->connect_data.subnqn, sizeof(hc->connect_data.subnqn), "%s",
-		 opts && opts->subnqn ? opts->subnqn : tgt->subnqn);
+	random_bytes(data->hostid, sizeof(data->hostid));
+	snprintf(data->subnqn, sizeof(data->subnqn), "%s",
+		 opts && opts->subnqn ? opts->subnqn : ernic_target_subnqn(hc->tgt));
 	if (opts && opts->hostnqn) {
-		snprintf(hc->connect_data.hostnqn, sizeof(hc->connect_data.hostnqn), "%s", opts->hostnqn);
+		snprintf(data->hostnqn, sizeof(data->hostnqn), "%s", opts->hostnqn);
 	} else {
-		const uint8_t *u = hc->connect_data.hostid;
+		const uint8_t *u = data->hostid;
 
-		snprintf(hc->connect_data.hostnqn, sizeof(hc->connect_data.hostnqn),
+		snprintf(data->hostnqn, sizeof(data->hostnqn),
 			 "nqn.2014-08.org.nvmexpress:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
 			 "%02x%02x%02x%02x%02x%02x",
 			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
 			 u[14], u[15]);
 	}
+	return hc;
+}
 
-	/* 1. Admin queue: NVME_AQ_DEPTH entries and as many regions. */
-	rc = host_qpair_init(hc, &hc->admin, 0, ERNIC_ADMIN_QUEUE_SIZE, err, errlen);
-	if (rc)
-		goto fail;
-	rc = host_connect_queue(hc, &hc->admin, err, errlen);
-	if (rc)
-		goto fail;
+/* The admin queue: NVME_AQ_DEPTH entries and as many regions, then Connect QID 0. */
+static int host_connect_admin_queue(struct ernic_host_ctrlr *hc, char *err, size_t errlen)
+{
+	int rc = host_qpair_init(hc, &hc->admin, 0, ERNIC_ADMIN_QUEUE_SIZE, err, errlen);
 
-	/* 2. CAP, then CC.EN and wait for CSTS.RDY. */
-	rc = host_property(hc, NVMF_FCTYPE_PROPERTY_GET, NVME_REG_CAP, true, &cap);
+	return rc ? rc : host_connect_queue(hc, &hc->admin, err, errlen);
+}
+
+/* Read CAP, set CC.EN with the queue entry sizes, wait for CSTS.RDY. */
+static int host_enable_ctrlr(struct ernic_host_ctrlr *hc, char *err, size_t errlen)
+{
+	uint64_t cc = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT);
+	int rc;
+
+	rc = host_property(hc, NVMF_FCTYPE_PROPERTY_GET, NVME_REG_CAP, true, &hc->cap);
 	if (rc) {
 		snprintf(err, errlen, "Property Get CAP failed");
-		goto fail;
+		return rc;
 	}
-	cc = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT);
 	rc = host_property(hc, NVMF_FCTYPE_PROPERTY_SET, NVME_REG_CC, false, &cc);
 	if (!rc)
 		rc = host_wait_csts(hc, NVME_CSTS_RDY, NVME_CSTS_RDY);
-	if (rc) {
+	if (rc)
 		snprintf(err, errlen, "controller did not become ready (CSTS.RDY): %s", strerror(-rc));
-		goto fail;
-	}
+	return rc;
+}
 
-	/* 3. Identify Controller. */
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVME_ADMIN_IDENTIFY;
-	sqe.cdw10 = NVME_ID_CNS_CTRL;
+static int host_identify_ctrlr(struct ernic_host_ctrlr *hc, char *err, size_t errlen)
+{
+	struct nvme_sqe sqe = { .opc = NVME_ADMIN_IDENTIFY, .cdw10 = NVME_ID_CNS_CTRL };
+	struct nvme_cqe cqe;
+	int rc;
+
 	rc = ernic_host_admin(hc, &sqe, &hc->id, sizeof(hc->id), &cqe);
-	if (rc || cqe_status(&cqe)) {
+	if (rc || nvme_cqe_status(&cqe)) {
 		snprintf(err, errlen, "Identify Controller failed");
-		rc = rc ? rc : -EIO;
-		goto fail;
+		return rc ? rc : -EIO;
 	}
+	return 0;
+}
 
-	/* 4. Number of Queues: the controller may grant fewer than asked. */
-	want = opts && opts->nr_io_queues ? opts->nr_io_queues : tgt->cfg.queues;
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVME_ADMIN_SET_FEATURES;
-	sqe.cdw10 = NVME_FEAT_NUM_QUEUES;
+/* Set Features Number of Queues: the controller may grant fewer than asked. */
+static int host_set_nr_queues(struct ernic_host_ctrlr *hc, uint32_t want, char *err, size_t errlen)
+{
+	struct nvme_sqe sqe = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_NUM_QUEUES };
+	struct nvme_cqe cqe;
+	uint32_t grant;
+	int rc;
+
 	sqe.cdw11 = (want - 1) | (want - 1) << 16;
 	rc = ernic_host_admin(hc, &sqe, NULL, 0, &cqe);
-	if (rc || cqe_status(&cqe)) {
+	if (rc || nvme_cqe_status(&cqe)) {
 		snprintf(err, errlen, "Set Features Number of Queues (%u) failed: %s", want,
-			 rc ? strerror(-rc) : ernic_status_str(cqe_status(&cqe)));
-		rc = rc ? rc : -EIO;
-		goto fail;
+			 rc ? strerror(-rc) : ernic_status_str(nvme_cqe_status(&cqe)));
+		return rc ? rc : -EIO;
 	}
 	grant = MIN(cqe.dw0 & 0xFFFF, cqe.dw0 >> 16) + 1;
 	hc->nr_io = MIN(want, grant);
+	return 0;
+}
 
-	/* 5. I/O queues: MR pool, then Connect, one queue at a time. */
-	mqes = NVME_CAP_MQES(cap);
-	hc->queue_size = opts && opts->queue_size ? MIN(opts->queue_size, mqes + 1) : mqes + 1;
+/*
+ * Each granted I/O queue, one at a time: its MR pool, then Connect. The depth
+ * asked for is bounded by CAP.MQES + 1 and by MAXCMD.
+ */
+static int host_connect_io_queues(struct ernic_host_ctrlr *hc, uint32_t queue_size, char *err, size_t errlen)
+{
+	uint32_t mqes = NVME_CAP_MQES(hc->cap);
+
+	hc->queue_size = queue_size ? MIN(queue_size, mqes + 1) : mqes + 1;
 	hc->queue_size = MIN(hc->queue_size, hc->id.maxcmd ? hc->id.maxcmd : hc->queue_size);
 	hc->io = calloc(hc->nr_io, sizeof(*hc->io));
 	if (!hc->io) {
 		snprintf(err, errlen, "out of memory");
-		rc = -ENOMEM;
-		goto fail;
+		return -ENOMEM;
 	}
 	for (uint32_t q = 1; q <= hc->nr_io; q++) {
-		rc = host_qpair_init(hc, &hc->io[q - 1], (uint16_t)q, hc->queue_size, err, errlen);
+		int rc = host_qpair_init(hc, &hc->io[q - 1], (uint16_t)q, hc->queue_size, err, errlen);
+
 		if (!rc)
 			rc = host_connect_queue(hc, &hc->io[q - 1], err, errlen);
 		if (rc)
-			goto fail;
+			return rc;
+	}
+	return 0;
+}
+
+int ernic_host_connect(struct ernic_inproc_port *port, const struct ernic_host_opts *opts,
+		       struct ernic_host_ctrlr **out, char *err, size_t errlen)
+{
+	struct ernic_host_ctrlr *hc;
+	uint32_t want;
+	int rc;
+
+	if (!port) {
+		snprintf(err, errlen, "no in-process port to connect to");
+		return -EINVAL;
+	}
+	hc = host_ctrlr_alloc(port, opts);
+	if (!hc) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	want = opts && opts->nr_io_queues ? opts->nr_io_queues : ernic_target_cfg(hc->tgt)->queues;
+	rc = host_connect_admin_queue(hc, err, errlen);
+	if (!rc)
+		rc = host_enable_ctrlr(hc, err, errlen);
+	if (!rc)
+		rc = host_identify_ctrlr(hc, err, errlen);
+	if (!rc)
+		rc = host_set_nr_queues(hc, want, err, errlen);
+	if (!rc)
+		rc = host_connect_io_queues(hc, opts ? opts->queue_size : 0, err, errlen);
+	if (rc) {
+		ernic_host_disconnect(hc);
+		return rc;
 	}
 	*out = hc;
 	return 0;
-fail:
-	ernic_host_disconnect(hc);
-	return rc;
 }
 
 void ernic_host_disconnect(struct ernic_host_ctrlr *hc)

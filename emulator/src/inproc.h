@@ -43,19 +43,23 @@ struct ernic_inproc_qpair {
 	struct ernic_req *reqs; /* indexed by CID & mask */
 	uint8_t *held;
 	struct ernic_sq sq;
-	struct ernic_target *tgt;
+	struct ernic_inproc_port *port;
 	struct ernic_inproc_poller *poller;
 	uint32_t poller_slot;
 	bool admin;
 	pthread_mutex_t cq_lock; /* admin queue only: held AERs complete from other threads */
 };
 
+/* The target a port serves (the host reads its configuration and counters). */
+struct ernic_target *ernic_inproc_port_target(const struct ernic_inproc_port *port);
+
 /*
- * Create a queue pair of at least @depth entries and hand it to a poller
- * (@qid picks which). The Connect capsule that binds it to a controller
- * travels through it like any other.
+ * Create a queue pair of at least @depth entries on @port and hand it to one
+ * of its pollers (@qid picks which). The Connect capsule that binds it to a
+ * controller travels through it like any other.
  */
-struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, uint32_t depth, uint16_t qid);
+struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *port, uint32_t depth,
+						     uint16_t qid);
 /* Take the queue pair from its poller, detach it from its controller, free it. */
 void ernic_inproc_qpair_destroy(struct ernic_inproc_qpair *qp);
 /* Publish new capsules up to @tail and wake the poller if it sleeps. */

@@ -300,9 +300,21 @@ uint32_t ernic_feat_get_async_event(const struct ernic_ctrlr *ctrlr, bool curren
 uint16_t ernic_admin_async_event(struct ernic_req *req, enum ernic_exec *held);
 uint16_t ernic_admin_abort(struct ernic_req *req);
 
-/* The in-process transport's poller threads: started by ernic_target_create. */
-int ernic_inproc_start(struct ernic_target *tgt, uint32_t pollers, char *err, size_t errlen);
-void ernic_inproc_stop(struct ernic_target *tgt);
+/**
+ * struct ernic_port - what the target knows of one of its ports: only what
+ * its counters report. The core never creates, starts or polls a port; a
+ * transport registers it when it is created and removes it before it goes.
+ * @mr: the port's memory-region table (an RNIC's), NULL for a transport
+ *	without one (TCP); the target's mr_* counters sum these tables
+ * @next: the target's list, under its lock
+ */
+struct ernic_port {
+	struct ernic_mr_table *mr;
+	struct ernic_port *next;
+};
+
+void ernic_target_add_port(struct ernic_target *tgt, struct ernic_port *port);
+void ernic_target_remove_port(struct ernic_target *tgt, struct ernic_port *port);
 
 /* Monotonic clock in ns. */
 uint64_t ernic_now_ns(void);
@@ -360,8 +372,6 @@ struct ernic_ctrlr {
 	struct ernic_counters retired;
 };
 
-struct ernic_inproc;
-
 struct ernic_target {
 	struct ernic_backend_cfg cfg;
 	char subnqn[NVMF_NQN_SIZE];
@@ -369,7 +379,6 @@ struct ernic_target {
 	char **allow_hosts;
 	struct ernic_ns ns[ERNIC_MAX_NS];
 	uint32_t nr_ns;
-	struct ernic_mr_table *mr;
 
 	/* The port the discovery log page reports */
 	uint8_t trtype;
@@ -385,8 +394,7 @@ struct ernic_target {
 	struct ernic_counters retired;
 	struct ernic_sq *live_sqs; /* every initialised queue, for counter sums */
 	uint64_t power_on_ns;
-
-	struct ernic_inproc *inproc;
+	struct ernic_port *ports; /* registered by the transports, for the mr_* counters */
 };
 
 /* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * transport_inproc.c - the in-process RDMA transport: poller threads take
- * capsules off each queue pair's ring, run them through the controller core
- * and post completions, resolving keyed SGLs through the emulated RDMA
- * engine. A poller spins while there is work, yields when briefly idle and
+ * transport_inproc.c - the in-process RDMA transport, a port of a target
+ * as a TCP port is: it owns the memory-region table (the RNIC's) and the
+ * poller threads that take capsules off each queue pair's ring, run them
+ * through the controller core and post completions, resolving keyed SGLs
+ * through the emulated RDMA engine. A poller spins while there is work, yields when briefly idle and
  * sleeps on a futex when idle for long, so an idle target costs nothing and
  * a busy one answers without a system call.
  */
@@ -32,13 +33,16 @@ struct ernic_inproc_poller {
 	_Atomic(struct ernic_inproc_qpair *) qpairs[POLLER_MAX_QPAIRS];
 	_Atomic uint32_t nr_slots;
 	_Atomic bool stop;
-	struct ernic_target *tgt;
+	struct ernic_inproc_port *port;
 	uint32_t id;
 	pthread_t thread;
 	bool started;
 };
 
-struct ernic_inproc {
+struct ernic_inproc_port {
+	struct ernic_port port; /* registration with the target: its counters sum our table */
+	struct ernic_target *tgt;
+	struct ernic_mr_table *mr;
 	pthread_mutex_t lock; /* slot assignment */
 	uint32_t nr_pollers;
 	struct ernic_inproc_poller pollers[];
@@ -60,7 +64,9 @@ static inline void cpu_relax(void)
 
 static uint16_t inproc_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
 {
-	return ernic_rdma_map_keyed_sgl(req->sq->tgt->mr, &req->sqe.dptr, len, dir, buf);
+	const struct ernic_inproc_qpair *qp = req->sq->transport;
+
+	return ernic_rdma_map_keyed_sgl(qp->port->mr, &req->sqe.dptr, len, dir, buf);
 }
 
 static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
@@ -69,7 +75,7 @@ static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
 
 	cpl->cqe = req->cqe;
 	cpl->flags = 0;
-	if (ernic_rdma_send_with_invalidate(qp->tgt->mr, &req->sqe.dptr)) {
+	if (ernic_rdma_send_with_invalidate(qp->port->mr, &req->sqe.dptr)) {
 		cpl->flags = ERNIC_INPROC_CPL_WITH_INV;
 		cpl->inv_rkey = req->sqe.dptr.keyed.key;
 	}
@@ -191,7 +197,7 @@ static void *poller_main(void *arg)
 		if (ERNIC_UNLIKELY((++loops & 0xFFFF) == 0) && p->id == 0) {
 			now = ernic_now_ns();
 			if (now - last_ka > POLLER_KEEP_ALIVE_NS) {
-				ernic_target_check_keep_alive(p->tgt);
+				ernic_target_check_keep_alive(p->port->tgt);
 				last_ka = now;
 			}
 		}
@@ -209,7 +215,7 @@ static void *poller_main(void *arg)
 		if (!idle_since)
 			idle_since = now;
 		if (p->id == 0 && now - last_ka > POLLER_KEEP_ALIVE_NS) {
-			ernic_target_check_keep_alive(p->tgt);
+			ernic_target_check_keep_alive(p->port->tgt);
 			last_ka = now;
 		}
 		if (now - idle_since < POLLER_YIELD_NS) {
@@ -245,42 +251,10 @@ void ernic_inproc_ring_doorbell(struct ernic_inproc_qpair *qp, uint32_t tail)
 		poller_wake(qp->poller);
 }
 
-int ernic_inproc_start(struct ernic_target *tgt, uint32_t pollers, char *err, size_t errlen)
+static void inproc_stop_pollers(struct ernic_inproc_port *port)
 {
-	struct ernic_inproc *ip = calloc(1, sizeof(*ip) + pollers * sizeof(ip->pollers[0]));
-
-	if (!ip) {
-		snprintf(err, errlen, "Error: out of memory starting %u pollers", pollers);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&ip->lock, NULL);
-	ip->nr_pollers = pollers;
-	tgt->inproc = ip;
-	for (uint32_t i = 0; i < pollers; i++) {
-		struct ernic_inproc_poller *p = &ip->pollers[i];
-		int rc;
-
-		p->tgt = tgt;
-		p->id = i;
-		rc = pthread_create(&p->thread, NULL, poller_main, p);
-		if (rc) {
-			snprintf(err, errlen, "Error: cannot start poller thread %u: %s", i, strerror(rc));
-			ernic_inproc_stop(tgt);
-			return -rc;
-		}
-		p->started = true;
-	}
-	return 0;
-}
-
-void ernic_inproc_stop(struct ernic_target *tgt)
-{
-	struct ernic_inproc *ip = tgt->inproc;
-
-	if (!ip)
-		return;
-	for (uint32_t i = 0; i < ip->nr_pollers; i++) {
-		struct ernic_inproc_poller *p = &ip->pollers[i];
+	for (uint32_t i = 0; i < port->nr_pollers; i++) {
+		struct ernic_inproc_poller *p = &port->pollers[i];
 
 		if (!p->started)
 			continue;
@@ -288,10 +262,85 @@ void ernic_inproc_stop(struct ernic_target *tgt)
 		atomic_store(&p->sleeping, 1);
 		futex(&p->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL);
 		pthread_join(p->thread, NULL);
+		p->started = false;
 	}
-	pthread_mutex_destroy(&ip->lock);
-	free(ip);
-	tgt->inproc = NULL;
+}
+
+static int inproc_start_pollers(struct ernic_inproc_port *port, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < port->nr_pollers; i++) {
+		struct ernic_inproc_poller *p = &port->pollers[i];
+		int rc;
+
+		p->port = port;
+		p->id = i;
+		rc = pthread_create(&p->thread, NULL, poller_main, p);
+		if (rc) {
+			snprintf(err, errlen, "Error: cannot start poller thread %u: %s", i, strerror(rc));
+			inproc_stop_pollers(port);
+			return -rc;
+		}
+		p->started = true;
+	}
+	return 0;
+}
+
+int ernic_inproc_port_create(struct ernic_target *tgt, const struct ernic_inproc_port_opts *opts,
+			     struct ernic_inproc_port **out, char *err, size_t errlen)
+{
+	const struct ernic_backend_cfg *cfg = ernic_target_cfg(tgt);
+	uint32_t pollers = opts && opts->pollers ? opts->pollers : cfg->pollers ? cfg->pollers : 1;
+	struct ernic_inproc_port *port;
+	int rc;
+
+	*out = NULL;
+	port = calloc(1, sizeof(*port) + pollers * sizeof(port->pollers[0]));
+	if (!port) {
+		snprintf(err, errlen, "Error: out of memory starting %u pollers", pollers);
+		return -ENOMEM;
+	}
+	port->tgt = tgt;
+	port->nr_pollers = pollers;
+	pthread_mutex_init(&port->lock, NULL);
+	port->mr = ernic_mr_table_create(cfg->max_mr);
+	if (!port->mr) {
+		snprintf(err, errlen, "Error: cannot create a memory-region table of %u entries", cfg->max_mr);
+		pthread_mutex_destroy(&port->lock);
+		free(port);
+		return -ENOMEM;
+	}
+	rc = inproc_start_pollers(port, err, errlen);
+	if (rc) {
+		ernic_mr_table_destroy(port->mr);
+		pthread_mutex_destroy(&port->lock);
+		free(port);
+		return rc;
+	}
+	port->port.mr = port->mr;
+	ernic_target_add_port(tgt, &port->port);
+	*out = port;
+	return 0;
+}
+
+void ernic_inproc_port_destroy(struct ernic_inproc_port *port)
+{
+	if (!port)
+		return;
+	ernic_target_remove_port(port->tgt, &port->port);
+	inproc_stop_pollers(port);
+	ernic_mr_table_destroy(port->mr);
+	pthread_mutex_destroy(&port->lock);
+	free(port);
+}
+
+struct ernic_mr_table *ernic_inproc_port_mr_table(struct ernic_inproc_port *port)
+{
+	return port->mr;
+}
+
+struct ernic_target *ernic_inproc_port_target(const struct ernic_inproc_port *port)
+{
+	return port->tgt;
 }
 
 /* ---------------------------------------------------------------- qpairs */
@@ -306,14 +355,14 @@ static void qpair_free(struct ernic_inproc_qpair *qp)
 	free(qp);
 }
 
-struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, uint32_t depth, uint16_t qid)
+struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *port, uint32_t depth,
+						     uint16_t qid)
 {
-	struct ernic_inproc *ip = tgt->inproc;
 	struct ernic_inproc_qpair *qp;
 	struct ernic_inproc_poller *p;
 	uint32_t entries = 1;
 
-	if (!ip || depth == 0 || depth > 65536)
+	if (!port || depth == 0 || depth > 65536)
 		return NULL;
 	while (entries < depth)
 		entries <<= 1;
@@ -333,21 +382,21 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, u
 		return NULL;
 	}
 	memset(qp->cq_ring, 0, entries * sizeof(*qp->cq_ring));
-	qp->tgt = tgt;
+	qp->port = port;
 	qp->admin = qid == 0;
 	pthread_mutex_init(&qp->cq_lock, NULL);
-	ernic_sq_init(&qp->sq, tgt, &inproc_ops, qp);
+	ernic_sq_init(&qp->sq, port->tgt, &inproc_ops, qp);
 	for (uint32_t i = 0; i < entries; i++)
 		qp->reqs[i].sq = &qp->sq;
 
 	/* The admin queue and I/O queue 1 share poller 0; I/O queues spread round robin. */
-	p = &ip->pollers[qid ? (uint32_t)(qid - 1) % ip->nr_pollers : 0];
-	pthread_mutex_lock(&ip->lock);
+	p = &port->pollers[qid ? (uint32_t)(qid - 1) % port->nr_pollers : 0];
+	pthread_mutex_lock(&port->lock);
 	for (qp->poller_slot = 0; qp->poller_slot < POLLER_MAX_QPAIRS; qp->poller_slot++)
 		if (!atomic_load(&p->qpairs[qp->poller_slot]))
 			break;
 	if (qp->poller_slot == POLLER_MAX_QPAIRS) {
-		pthread_mutex_unlock(&ip->lock);
+		pthread_mutex_unlock(&port->lock);
 		ernic_sq_destroy(&qp->sq);
 		pthread_mutex_destroy(&qp->cq_lock);
 		qpair_free(qp);
@@ -357,7 +406,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_target *tgt, u
 	atomic_store(&p->qpairs[qp->poller_slot], qp);
 	if (qp->poller_slot >= atomic_load(&p->nr_slots))
 		atomic_store(&p->nr_slots, qp->poller_slot + 1);
-	pthread_mutex_unlock(&ip->lock);
+	pthread_mutex_unlock(&port->lock);
 	return qp;
 }
 

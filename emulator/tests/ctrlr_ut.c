@@ -21,6 +21,7 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
 #define HOSTNQN2 "nqn.2014-08.org.nvmexpress:uuid:99999999-2222-3333-4444-555555555555"
@@ -28,9 +29,6 @@
 #define STUB_BUF (256u * 1024)
 #define STUB_REQS 16
 #define STUB_CPLS 64
-
-/* The 11-bit status (SCT << 8 | SC) of a CQE. */
-#define ST(cqe) nvme_cqe_status(&(cqe))
 
 /* ------------------------------------------------------------ stub transport */
 
@@ -98,7 +96,7 @@ static void cfg_small(struct ernic_backend_cfg *cfg)
 
 static struct ernic_target *tgt_new_cfg(const struct ernic_backend_cfg *cfg, const char *const *allow)
 {
-	struct ernic_target_opts opts = { .allow_hosts = allow, .start_pollers = false };
+	struct ernic_target_opts opts = { .allow_hosts = allow };
 	char err[ERNIC_ERRLEN] = "";
 	struct ernic_target *tgt = NULL;
 	int rc = ernic_target_create(cfg, &opts, &tgt, err, sizeof(err));
@@ -384,14 +382,6 @@ static enum ernic_exec aer_submit(struct stub_q *q, uint16_t cid, struct ernic_r
 static uint32_t disc_dw0(uint32_t iattr, uint32_t ipo)
 {
 	return NVMF_CONNECT_INVALID_PARAM_DW0(iattr, ipo);
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 /* ================================================================ Connect */
@@ -1298,7 +1288,7 @@ static void test_keep_alive_expiry_sets_cfs_and_queue_fatal(void)
 	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
-	sleep_ms(80);
+	ut_sleep_ms(80);
 	/* Only the check declares it */
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
 	ernic_target_check_keep_alive(fx.tgt);
@@ -1318,7 +1308,7 @@ static void test_keep_alive_before_deadline_prevents_expiry(void)
 	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 200, &cqe), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
 	/* Past the Connect's deadline, but a Keep Alive arrives before the check */
-	sleep_ms(300);
+	ut_sleep_ms(300);
 	CU_ASSERT_EQUAL(simple(fx.q[0], NVME_ADMIN_KEEP_ALIVE, 0x18), NVME_SC_SUCCESS);
 	ernic_target_check_keep_alive(fx.tgt);
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
@@ -1334,7 +1324,7 @@ static void test_keep_alive_off_with_kato_zero(void)
 	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 20, &cqe), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 0, false, NULL), NVME_SC_SUCCESS);
-	sleep_ms(60);
+	ut_sleep_ms(60);
 	ernic_target_check_keep_alive(fx.tgt);
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
 	fx_fini();

@@ -21,21 +21,14 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define TIMEOUT_NS 20000000000ull
 #define MILLION 1000000u
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 static struct ernic_target *target(uint32_t queues, uint32_t queue_size, uint32_t pollers, uint64_t size)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_target_opts opts = { 0 };
 	struct ernic_backend_cfg cfg;
 	struct ernic_target *tgt = NULL;
 	char err[ERNIC_ERRLEN] = "";
@@ -45,20 +38,9 @@ static struct ernic_target *target(uint32_t queues, uint32_t queue_size, uint32_
 	cfg.queues = queues;
 	cfg.queue_size = queue_size;
 	cfg.pollers = pollers;
-	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
+	if (ut_target_start(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "target: %s\n", err);
 	return tgt;
-}
-
-static struct ernic_host_ctrlr *host(struct ernic_target *tgt, uint32_t nr_io, uint32_t queue_size)
-{
-	struct ernic_host_opts opts = { .nr_io_queues = nr_io, .queue_size = queue_size };
-	struct ernic_host_ctrlr *hc = NULL;
-	char err[ERNIC_ERRLEN] = "";
-
-	if (ernic_host_connect(tgt, &opts, &hc, err, sizeof(err)))
-		fprintf(stderr, "connect: %s\n", err);
-	return hc;
 }
 
 static void flush_sqe(struct nvme_sqe *sqe)
@@ -85,7 +67,7 @@ static void test_million_flushes_at_qd128_each_completes_exactly_once(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(outstanding);
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	CU_ASSERT_EQUAL_FATAL(ernic_host_qpair_depth(qp), depth);
@@ -140,7 +122,7 @@ static void test_million_flushes_at_qd128_each_completes_exactly_once(void)
 			break;
 		}
 	/* Nothing more arrives */
-	sleep_ms(5);
+	ut_sleep_ms(5);
 	CU_ASSERT_EQUAL(ernic_host_poll(qp, cpls, 128), 0);
 	/* Every CID came back: the full depth can be submitted again, and no more */
 	for (uint32_t i = 0; i < depth; i++)
@@ -152,7 +134,7 @@ static void test_million_flushes_at_qd128_each_completes_exactly_once(void)
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
 	CU_ASSERT_EQUAL(c.controllers, 0);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 	free(outstanding);
 }
 
@@ -179,7 +161,7 @@ static void test_reads_at_qd128_return_their_own_block(void)
 		memcpy(tgt->ns[0].ram + (uint64_t)l * 4096, &v, sizeof(v));
 		memcpy(tgt->ns[0].ram + (uint64_t)l * 4096 + 4088, &v, sizeof(v));
 	}
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	for (uint32_t i = 0; i < depth; i++)
@@ -218,7 +200,7 @@ static void test_reads_at_qd128_return_their_own_block(void)
 	CU_ASSERT_EQUAL(completed, total);
 	CU_ASSERT_EQUAL(bad, 0);
 	ernic_host_disconnect(hc);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 	free(bufs);
 	free(lba_of);
 }
@@ -323,7 +305,7 @@ static void test_several_queues_from_several_threads_keep_their_data(void)
 	struct ernic_counters c;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, MT_QUEUES, 0);
+	hc = ut_host_connect(tgt, MT_QUEUES, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	CU_ASSERT_EQUAL_FATAL(ernic_host_nr_io_queues(hc), MT_QUEUES);
 	for (uint32_t q = 0; q < MT_QUEUES; q++) {
@@ -347,7 +329,7 @@ static void test_several_queues_from_several_threads_keep_their_data(void)
 	CU_ASSERT_EQUAL(c.io_cmds[NVME_CMD_READ], 2 * MT_QUEUES * MT_BLOCKS);
 	CU_ASSERT_EQUAL(c.bytes_written - (MT_QUEUES + 1) * 1024, 2ull * MT_QUEUES * MT_BLOCKS * 4096);
 	ernic_host_disconnect(hc);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /* ============================================================ sleep and wake */
@@ -422,23 +404,23 @@ static void test_idle_poller_sleeps_and_doorbell_wakes_it(void)
 	pid_t tid;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	tid = find_thread("ernic-poll0");
 	CU_ASSERT_FATAL(tid > 0);
 
 	/* Idle: the poller goes to sleep and costs (next to) no CPU */
-	sleep_ms(50);
+	ut_sleep_ms(50);
 	for (int i = 0; i < 50 && !slept; i++) {
 		CU_ASSERT_FATAL(thread_stat(tid, &state, &t0));
 		slept = state == 'S';
 		if (!slept)
-			sleep_ms(5);
+			ut_sleep_ms(5);
 	}
 	CU_ASSERT_TRUE(slept);
 	CU_ASSERT_FATAL(thread_stat(tid, &state, &t0));
-	sleep_ms(500);
+	ut_sleep_ms(500);
 	CU_ASSERT_FATAL(thread_stat(tid, &state, &t1));
 	CU_ASSERT(t1 - t0 <= 5); /* a spinning poller would burn most of the 500 ms (50 ticks) */
 
@@ -448,7 +430,7 @@ static void test_idle_poller_sleeps_and_doorbell_wakes_it(void)
 		struct nvme_sqe sqe;
 		uint64_t start, deadline;
 
-		sleep_ms(10);
+		ut_sleep_ms(10);
 		flush_sqe(&sqe);
 		start = ernic_now_ns();
 		deadline = start + TIMEOUT_NS;
@@ -473,6 +455,57 @@ static void test_idle_poller_sleeps_and_doorbell_wakes_it(void)
 		fprintf(stderr, "\n  wake latency: %d of 21 under 40 ms, median %llu us, worst %llu us\n", prompt,
 			(unsigned long long)lat[10] / 1000, (unsigned long long)worst / 1000);
 	ernic_host_disconnect(hc);
+	ut_target_stop(tgt);
+}
+
+/* ============================================================ the port */
+
+/*
+ * The target's mr_* counters are its in-process ports' tables: none before a
+ * port exists (a TCP-only target, ernicd's), the table of max_mr entries
+ * while one does, none again once it is gone; and a host needs a port.
+ */
+static void test_memory_regions_are_counted_only_while_an_inproc_port_exists(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt = NULL;
+	struct ernic_inproc_port *port = NULL;
+	const struct ernic_inproc_port_opts popts = { .pollers = 2 };
+	struct ernic_host_ctrlr *hc = NULL;
+	struct ernic_counters c;
+	char err[ERNIC_ERRLEN] = "";
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = 1u << 20;
+	cfg.max_mr = 1024;
+	cfg.queues = 2;
+	CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_max, 0);
+	CU_ASSERT_EQUAL(c.mr_in_use, 0);
+	CU_ASSERT_EQUAL(ernic_host_connect(NULL, NULL, &hc, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NULL(hc);
+	CU_ASSERT_STRING_EQUAL(err, "no in-process port to connect to");
+
+	CU_ASSERT_EQUAL_FATAL(ernic_inproc_port_create(tgt, &popts, &port, err, sizeof(err)), 0);
+	/* The port's own pollers: the second names itself once it runs. */
+	for (int i = 0; i < 1000 && !find_thread("ernic-poll1"); i++)
+		ut_sleep_ms(1);
+	CU_ASSERT_NOT_EQUAL(find_thread("ernic-poll1"), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_max, 1024);
+	CU_ASSERT_EQUAL(c.mr_in_use, 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(port, NULL, &hc, err, sizeof(err)), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_in_use, 2 * cfg.queue_size + ERNIC_ADMIN_QUEUE_SIZE);
+	ernic_host_disconnect(hc);
+	ernic_inproc_port_destroy(port);
+
+	CU_ASSERT_EQUAL(find_thread("ernic-poll0"), 0);
+	CU_ASSERT_EQUAL(find_thread("ernic-poll1"), 0);
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.mr_max, 0);
+	CU_ASSERT_EQUAL(c.mr_high_water, 0);
 	ernic_target_destroy(tgt);
 }
 
@@ -495,14 +528,14 @@ static void test_disconnect_with_nothing_submitted_leaves_nothing(void)
 	struct ernic_counters c;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 4, 0);
+	hc = ut_host_connect(tgt, 4, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 4 * 64 + 32);
 	CU_ASSERT_EQUAL(c.io_queues, 4);
 	ernic_host_disconnect(hc);
 	expect_clean(tgt);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_disconnect_with_unreaped_commands_leaves_nothing(void)
@@ -513,7 +546,7 @@ static void test_disconnect_with_unreaped_commands_leaves_nothing(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
-	hc = host(tgt, 2, 0);
+	hc = ut_host_connect(tgt, 2, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	for (int q = 1; q <= 2; q++)
 		for (int i = 0; i < 10; i++) {
@@ -530,8 +563,8 @@ static void test_disconnect_with_unreaped_commands_leaves_nothing(void)
 	expect_clean(tgt);
 	/* The buffers are the caller's again: ASan would see a late RDMA WRITE into freed memory */
 	free(buf);
-	sleep_ms(20);
-	ernic_target_destroy(tgt);
+	ut_sleep_ms(20);
+	ut_target_stop(tgt);
 }
 
 static void test_100_connect_disconnect_cycles_leak_nothing(void)
@@ -543,7 +576,7 @@ static void test_100_connect_disconnect_cycles_leak_nothing(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
 	for (int i = 0; i < 100; i++) {
-		struct ernic_host_ctrlr *hc = host(tgt, 2, 0);
+		struct ernic_host_ctrlr *hc = ut_host_connect(tgt, 2, 0);
 
 		if (!hc) {
 			failed++;
@@ -561,7 +594,7 @@ static void test_100_connect_disconnect_cycles_leak_nothing(void)
 	CU_ASSERT_EQUAL(c.io_queues, 0);
 	CU_ASSERT_EQUAL(c.mr_high_water, 2 * 32 + 32);
 	CU_ASSERT_EQUAL(c.io_cmds[NVME_FABRICS_COMMAND], 100 * 2 * 2); /* Connect + Disconnect per I/O queue */
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_submit_beyond_queue_depth_is_ebusy(void)
@@ -577,7 +610,7 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 	uint32_t got = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 1, 16);
+	hc = ut_host_connect(tgt, 1, 16);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
 	qp = ernic_host_io_qpair(hc, 1);
 	CU_ASSERT_EQUAL_FATAL(ernic_host_qpair_depth(qp), 16);
@@ -586,7 +619,7 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 		CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, NULL, 0, NULL), 0);
 	CU_ASSERT_EQUAL(ernic_host_outstanding(qp), 16);
 	/* Completed by the target or not, nothing is free until the host reaps */
-	sleep_ms(5);
+	ut_sleep_ms(5);
 	ernic_target_counters(tgt, &c0);
 	ernic_host_rw_sqe(&sqe, NVME_CMD_READ, 1, 0, 1);
 	CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, buf, sizeof(buf), NULL), -EBUSY);
@@ -603,24 +636,10 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 	CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, buf, sizeof(buf), NULL), 0);
 	ernic_host_disconnect(hc);
 	expect_clean(tgt);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /* ===================================================================== AER */
-
-static uint16_t host_set_feature(struct ernic_host_ctrlr *hc, uint8_t fid, uint32_t cdw11)
-{
-	struct nvme_sqe sqe;
-	struct nvme_cqe cqe;
-
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVME_ADMIN_SET_FEATURES;
-	sqe.cdw10 = fid;
-	sqe.cdw11 = cdw11;
-	if (ernic_host_admin(hc, &sqe, NULL, 0, &cqe))
-		return 0xFFFF;
-	return nvme_cqe_status(&cqe);
-}
 
 static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 {
@@ -633,14 +652,14 @@ static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 	int n = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = host(tgt, 1, 0);
+	hc = ut_host_connect(tgt, 1, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
-	CU_ASSERT_EQUAL(host_set_feature(hc, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR), 0);
+	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL), 0);
 	aq = ernic_host_admin_qpair(hc);
 	memset(&sqe, 0, sizeof(sqe));
 	sqe.opc = NVME_ADMIN_ASYNC_EVENT;
 	CU_ASSERT_EQUAL(ernic_host_submit(aq, &sqe, NULL, 0, (void *)0xAE), 0);
-	sleep_ms(20);
+	ut_sleep_ms(20);
 	CU_ASSERT_EQUAL(ernic_host_poll(aq, &cpl, 1), 0); /* held */
 	ernic_target_ns_changed(tgt, 1);
 	deadline = ernic_now_ns() + TIMEOUT_NS;
@@ -654,7 +673,7 @@ static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 	CU_ASSERT_EQUAL(ernic_host_submit(aq, &sqe, NULL, 0, (void *)0xAF), 0);
 	ernic_host_disconnect(hc);
 	expect_clean(tgt);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /*
@@ -665,14 +684,14 @@ static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 static int aer_smart_child(void)
 {
 	struct ernic_target *tgt = target(1, 32, 1, 1ull << 20);
-	struct ernic_host_ctrlr *hc = tgt ? host(tgt, 1, 0) : NULL;
+	struct ernic_host_ctrlr *hc = tgt ? ut_host_connect(tgt, 1, 0) : NULL;
 	struct ernic_host_qpair *aq;
 	static uint8_t page[4][512];
 	struct nvme_sqe aer, smart;
 	int aers_out = 0;
 	uint64_t stop;
 
-	if (!hc || host_set_feature(hc, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR))
+	if (!hc || ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL))
 		return 2;
 	aq = ernic_host_admin_qpair(hc);
 	memset(&aer, 0, sizeof(aer));
@@ -710,7 +729,7 @@ static int aer_smart_child(void)
 		}
 	}
 	ernic_host_disconnect(hc);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 	return 0;
 }
 
@@ -737,7 +756,7 @@ static void test_ns_changed_during_smart_log_does_not_deadlock(void)
 			CU_FAIL("deadlock: ernic_target_ns_changed and an admin command on the poller");
 			return;
 		}
-		sleep_ms(10);
+		ut_sleep_ms(10);
 	}
 	CU_ASSERT_TRUE(WIFEXITED(status));
 	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
@@ -751,4 +770,5 @@ UT_MAIN("inproc", UT_CASE(test_million_flushes_at_qd128_each_completes_exactly_o
 	UT_CASE(test_disconnect_with_unreaped_commands_leaves_nothing),
 	UT_CASE(test_100_connect_disconnect_cycles_leak_nothing), UT_CASE(test_submit_beyond_queue_depth_is_ebusy),
 	UT_CASE(test_aer_through_admin_ring_completes_on_ns_changed),
-	UT_CASE(test_ns_changed_during_smart_log_does_not_deadlock))
+	UT_CASE(test_ns_changed_during_smart_log_does_not_deadlock),
+	UT_CASE(test_memory_regions_are_counted_only_while_an_inproc_port_exists))

@@ -17,10 +17,10 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define NS_SIZE (8ull << 20)
 #define FILE_NS_SIZE (4ull << 20)
-#define TIMEOUT_NS 10000000000ull
 
 static struct {
 	struct ernic_target *tgt;
@@ -54,18 +54,15 @@ static void make_dir(void)
 
 static bool fx_up_cfg(const struct ernic_backend_cfg *cfg)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
-	struct ernic_host_opts hopts = { .nr_io_queues = 1 };
 	char err[ERNIC_ERRLEN] = "";
 
-	if (ernic_target_create(cfg, &opts, &fx.tgt, err, sizeof(err))) {
+	if (ut_target_start(cfg, NULL, &fx.tgt, err, sizeof(err))) {
 		fprintf(stderr, "target: %s\n", err);
 		return false;
 	}
-	if (ernic_host_connect(fx.tgt, &hopts, &fx.hc, err, sizeof(err))) {
-		fprintf(stderr, "connect: %s\n", err);
+	fx.hc = ut_host_connect(fx.tgt, 1, 0);
+	if (!fx.hc)
 		return false;
-	}
 	fx.qp = ernic_host_io_qpair(fx.hc, 1);
 	return fx.qp != NULL;
 }
@@ -86,7 +83,7 @@ static void fx_down(void)
 	if (fx.hc)
 		ernic_host_disconnect(fx.hc);
 	if (fx.tgt)
-		ernic_target_destroy(fx.tgt);
+		ut_target_stop(fx.tgt);
 	if (fx.dir[0]) {
 		unlink(fx.path);
 		rmdir(fx.dir);
@@ -96,26 +93,6 @@ static void fx_down(void)
 
 /* ------------------------------------------------------------------ commands */
 
-static uint16_t wait_cpl(struct ernic_host_qpair *qp, void *ctx, uint32_t *dw0)
-{
-	uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
-	struct ernic_host_cpl cpl;
-
-	for (;;) {
-		if (ernic_host_poll(qp, &cpl, 1) == 1) {
-			CU_ASSERT_PTR_EQUAL(cpl.ctx, ctx);
-			if (dw0)
-				*dw0 = cpl.dw0;
-			return cpl.status;
-		}
-		if (ernic_now_ns() > deadline) {
-			CU_FAIL("no completion within 10 s");
-			return 0xFFFF;
-		}
-		sched_yield();
-	}
-}
-
 static uint16_t cmd(struct nvme_sqe *sqe, void *buf, uint32_t len)
 {
 	static char ctx;
@@ -124,7 +101,7 @@ static uint16_t cmd(struct nvme_sqe *sqe, void *buf, uint32_t len)
 	CU_ASSERT_EQUAL(rc, 0);
 	if (rc)
 		return 0xFFFF;
-	return wait_cpl(fx.qp, &ctx, NULL);
+	return ut_wait_cpl(fx.qp, &ctx, NULL);
 }
 
 static uint16_t io_rw(uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb, void *buf, uint32_t len)
@@ -165,21 +142,6 @@ static uint16_t io_dsm(uint32_t nsid, const struct nvme_dsm_range *r, uint32_t n
 	sqe.cdw10 = nr - 1;
 	sqe.cdw11 = attr;
 	return cmd(&sqe, ranges, nr * (uint32_t)sizeof(*r));
-}
-
-static uint16_t admin(uint8_t opc, uint32_t cdw10, uint32_t cdw11, uint32_t *dw0)
-{
-	struct nvme_sqe sqe;
-	struct nvme_cqe cqe;
-
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = opc;
-	sqe.cdw10 = cdw10;
-	sqe.cdw11 = cdw11;
-	CU_ASSERT_EQUAL_FATAL(ernic_host_admin(fx.hc, &sqe, NULL, 0, &cqe), 0);
-	if (dw0)
-		*dw0 = cqe.dw0;
-	return nvme_cqe_status(&cqe);
 }
 
 /* A pattern unique to (seed, byte offset) */
@@ -291,7 +253,7 @@ static void test_file_data_survives_target_restart(void)
 	fill(w, sizeof(w), 77);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 9, 1, w, 4096), NVME_SC_SUCCESS);
 	ernic_host_disconnect(fx.hc);
-	ernic_target_destroy(fx.tgt);
+	ut_target_stop(fx.tgt);
 	fx.hc = NULL;
 	fx.tgt = NULL;
 	cfg_base(&cfg, 4096, FILE_NS_SIZE, fx.path);
@@ -328,7 +290,7 @@ static void test_file_existing_larger_is_not_truncated(void)
 	/* I/O past the namespace (but inside the file) is refused */
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, FILE_NS_SIZE / 4096, 1, got, 4096), NVME_SC_LBA_RANGE);
 	ernic_host_disconnect(fx.hc);
-	ernic_target_destroy(fx.tgt);
+	ut_target_stop(fx.tgt);
 	fx.hc = NULL;
 	fx.tgt = NULL;
 	CU_ASSERT_EQUAL(stat(fx.path, &st), 0);
@@ -620,7 +582,7 @@ static void test_vwc_off_makes_every_write_flush(void)
 	uint8_t buf[4096];
 
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	CU_ASSERT_EQUAL(admin(NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 0, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_admin(fx.hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 0, NULL), NVME_SC_SUCCESS);
 	swap_in_bad_ops(0);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 1, 1, buf, 4096), NVME_SC_SUCCESS);
@@ -629,7 +591,7 @@ static void test_vwc_off_makes_every_write_flush(void)
 	fail_rc = -EIO;
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 2, 1, buf, 4096), NVME_SC_WRITE_FAULT);
 	swap_back();
-	CU_ASSERT_EQUAL(admin(NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 1, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ut_admin(fx.hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 1, NULL), NVME_SC_SUCCESS);
 	swap_in_bad_ops(0);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(fail_flushes, 0);
@@ -948,7 +910,7 @@ static void test_per_controller_counters_split_by_host(void)
 	uint8_t *buf = aligned_alloc(4096, 8192);
 
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(fx.tgt, &hopts, &hc2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(ut_port(fx.tgt), &hopts, &hc2, err, sizeof(err)), 0);
 	CU_ASSERT_NOT_EQUAL(ernic_host_cntlid(hc2), ernic_host_cntlid(fx.hc));
 	fill(buf, 8192, 7);
 	/* Host 1: three 4 KiB reads; host 2: one 8 KiB write. */

@@ -29,6 +29,7 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 /* The seed's tables (256-entry map, old 1024, current 2048) and one larger. */
 static const uint32_t suite_max_mr[] = { 256, 1024, 2048, 4096 };
@@ -91,7 +92,7 @@ static int parse_backend(const char *s, bool skip_mr_budget, struct ernic_backen
 /* Startup as the daemon and the fio engine do it: parse, then create with pollers. */
 static int start_target(const char *backend, bool skip_mr_budget, struct ernic_target **tgt)
 {
-	const struct ernic_target_opts opts = { .start_pollers = true };
+	const struct ernic_target_opts opts = { 0 };
 	struct ernic_backend_cfg cfg;
 	int rc;
 
@@ -99,7 +100,7 @@ static int start_target(const char *backend, bool skip_mr_budget, struct ernic_t
 	rc = parse_backend(backend, skip_mr_budget, &cfg);
 	if (rc)
 		return rc;
-	return ernic_target_create(&cfg, &opts, tgt, err, sizeof(err));
+	return ut_target_start(&cfg, &opts, tgt, err, sizeof(err));
 }
 
 static int connect_queues(struct ernic_target *tgt, uint32_t nr_io_queues, struct ernic_host_ctrlr **hc)
@@ -108,7 +109,7 @@ static int connect_queues(struct ernic_target *tgt, uint32_t nr_io_queues, struc
 
 	*hc = NULL;
 	memset(err, 0, sizeof(err));
-	return ernic_host_connect(tgt, &opts, hc, err, sizeof(err));
+	return ernic_host_connect(ut_port(tgt), &opts, hc, err, sizeof(err));
 }
 
 /* One 4 KiB Read on @qid, waited for: the queue's MR pool really carries data. */
@@ -116,9 +117,7 @@ static int read_one_block(struct ernic_host_ctrlr *hc, uint16_t qid)
 {
 	static uint8_t block[4096] __attribute__((aligned(4096)));
 	struct ernic_host_qpair *qp = ernic_host_io_qpair(hc, qid);
-	struct ernic_host_cpl cpl;
 	struct nvme_sqe sqe;
-	uint64_t deadline;
 	int rc;
 
 	if (!qp)
@@ -127,13 +126,7 @@ static int read_one_block(struct ernic_host_ctrlr *hc, uint16_t qid)
 	rc = ernic_host_submit(qp, &sqe, block, sizeof(block), block);
 	if (rc)
 		return rc;
-	deadline = ernic_now_ns() + 10000000000ull;
-	while (ernic_host_poll(qp, &cpl, 1) == 0) {
-		if (ernic_now_ns() > deadline)
-			return -ETIMEDOUT;
-		sched_yield();
-	}
-	return cpl.status ? -EIO : 0;
+	return ut_wait_cpl(qp, block, NULL) ? -EIO : 0;
 }
 
 /* ------------------------------------------------------------------ limits */
@@ -181,7 +174,7 @@ static void test_every_admitted_queue_count_connects_with_exact_mr_demand(void)
 					       "%s: after disconnect %u regions, %u queues, %u controllers", backend,
 					       c.mr_in_use, c.io_queues, c.controllers);
 				}
-				ernic_target_destroy(tgt);
+				ut_target_stop(tgt);
 			}
 		}
 	}
@@ -207,7 +200,7 @@ static void test_queue_counts_past_bound_or_not_positive_refused_at_startup(void
 				EXPECT(rc == -EINVAL && tgt == NULL, "%s: started (rc %d)", backend, rc);
 				EXPECT(strcmp(err, want) == 0, "%s:\n    got:  %s\n    want: %s", backend, err, want);
 				if (tgt)
-					ernic_target_destroy(tgt);
+					ut_target_stop(tgt);
 			}
 		}
 	}
@@ -219,7 +212,7 @@ static void test_queue_counts_past_bound_or_not_positive_refused_at_startup(void
  */
 static void test_target_create_refuses_what_the_parser_refuses(void)
 {
-	const struct ernic_target_opts opts = { .start_pollers = false };
+	const struct ernic_target_opts opts = { 0 };
 
 	for (size_t m = 0; m < ERNIC_ARRAY_SIZE(suite_max_mr); m++) {
 		for (size_t s = 0; s < ERNIC_ARRAY_SIZE(suite_queue_size); s++) {
@@ -267,7 +260,7 @@ static void test_target_create_refuses_what_the_parser_refuses(void)
  */
 static void test_skipped_check_never_connects_past_controller_cap(void)
 {
-	const struct ernic_target_opts opts = { .start_pollers = true };
+	const struct ernic_target_opts opts = { 0 };
 	const uint32_t want = ERNIC_MAX_IO_QUEUES + 6;
 	struct ernic_backend_cfg cfg;
 	struct ernic_target *tgt = NULL;
@@ -282,7 +275,7 @@ static void test_skipped_check_never_connects_past_controller_cap(void)
 	cfg.queue_size = 32;
 	cfg.queues = want;
 	cfg.skip_mr_budget = true;
-	CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ut_target_start(&cfg, &opts, &tgt, err, sizeof(err)), 0);
 	rc = connect_queues(tgt, want, &hc);
 	CU_ASSERT_NOT_EQUAL(rc, 0);
 	snprintf(qid_text, sizeof(qid_text), "QID %d ", ERNIC_MAX_IO_QUEUES + 1);
@@ -293,7 +286,7 @@ static void test_skipped_check_never_connects_past_controller_cap(void)
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
 	CU_ASSERT_EQUAL(c.io_queues, 0);
 	CU_ASSERT_EQUAL(c.controllers, 0);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_seed_text_for_queues_16_in_table_of_2048(void)
@@ -355,7 +348,7 @@ static void test_table_of_1024_with_8_queues_fails_at_qid_8_every_time(void)
 		ernic_host_disconnect(hc);
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /* ---------------------------------------------------------------- accounting */
@@ -423,7 +416,7 @@ static void test_connect_disconnect_cycles_of_15_queues_return_every_region(void
 	       "high water %u after the first cycle, %u after %lu, want %u", first_high_water, c.mr_high_water,
 	       cycles, demand);
 	fprintf(stderr, " [%lu cycles, %.2f s] ", cycles, (double)(ernic_now_ns() - t0) / 1e9);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /*
@@ -442,7 +435,7 @@ static void test_disconnect_leaves_no_handle_behind(void)
 	unsigned long silent = 0, dup = 0;
 
 	CU_ASSERT_EQUAL_FATAL(start_target("nvmeof:size=1M,max_mr=2048,queues=15", false, &tgt), 0);
-	tbl = ernic_target_mr_table(tgt);
+	tbl = ernic_inproc_port_mr_table(ut_port(tgt));
 	CU_ASSERT_EQUAL_FATAL(connect_queues(tgt, 15, &hc), 0);
 
 	/* The table agrees with the connect: exactly max_mr - demand regions are left. */
@@ -471,7 +464,7 @@ static void test_disconnect_leaves_no_handle_behind(void)
 	}
 	EXPECT(dup == 0, "the table did not hand out all %u handles after the disconnect", max_mr);
 	free(seen);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /* -------------------------------------------------------------- handle table */

@@ -18,10 +18,10 @@
 
 #include "inproc.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:0badc0de-0000-4000-8000-000000000001"
 #define CC_ENABLE (NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT))
-#define ST(cqe) nvme_cqe_status(&(cqe))
 #define TIMEOUT_NS 10000000000ull
 #define NS_BYTES (1u << 20)
 #define CANARY_NS 0xC5
@@ -153,7 +153,7 @@ static uint16_t cc_set(uint32_t cc)
 
 static void fx_up(void)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_target_opts opts = { 0 };
 	struct ernic_backend_cfg cfg;
 	char err[ERNIC_ERRLEN] = "";
 	uint32_t dw0 = 0;
@@ -163,15 +163,15 @@ static void fx_up(void)
 	cfg.size = NS_BYTES;
 	cfg.queues = 2;
 	cfg.queue_size = 32;
-	if (ernic_target_create(&cfg, &opts, &fx.tgt, err, sizeof(err))) {
+	if (ut_target_start(&cfg, &opts, &fx.tgt, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		abort();
 	}
-	fx.mr = ernic_target_mr_table(fx.tgt);
+	fx.mr = ernic_inproc_port_mr_table(ut_port(fx.tgt));
 	for (int i = 0; i < NR_MR; i++)
 		CU_ASSERT_EQUAL_FATAL(ernic_mr_alloc(fx.mr, &fx.h[i]), 0);
-	fx.admin.qp = ernic_inproc_qpair_create(fx.tgt, 32, 0);
-	fx.io.qp = ernic_inproc_qpair_create(fx.tgt, 32, 1);
+	fx.admin.qp = ernic_inproc_qpair_create(ut_port(fx.tgt), 32, 0);
+	fx.io.qp = ernic_inproc_qpair_create(ut_port(fx.tgt), 32, 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(fx.admin.qp);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(fx.io.qp);
 	CU_ASSERT_EQUAL_FATAL(connect_raw(&fx.admin, 0, NVMF_CNTLID_DYNAMIC, &dw0), NVME_SC_SUCCESS);
@@ -194,7 +194,7 @@ static void fx_down(void)
 	ernic_target_counters(fx.tgt, &c);
 	CU_ASSERT_EQUAL(c.controllers, 0);
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
-	ernic_target_destroy(fx.tgt);
+	ut_target_stop(fx.tgt);
 	memset(&fx, 0, sizeof(fx));
 }
 
@@ -467,7 +467,7 @@ static void test_connect_with_wrong_key_creates_no_controller(void)
 	uint32_t rkey;
 
 	fx_up();
-	qp = ernic_inproc_qpair_create(fx.tgt, 32, 0);
+	qp = ernic_inproc_qpair_create(ut_port(fx.tgt), 32, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
 	q.qp = qp;
 	memset(d, 0, sizeof(*d));
@@ -617,7 +617,7 @@ static void test_subtype_f_with_wrong_key_invalidates_nothing(void)
 
 static void test_host_submit_completes_with_invalidate_and_leaks_no_region(void)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_target_opts opts = { 0 };
 	struct ernic_host_opts hopts = { .nr_io_queues = 1, .queue_size = 16 };
 	struct ernic_backend_cfg cfg;
 	struct ernic_host_ctrlr *hc;
@@ -630,8 +630,8 @@ static void test_host_submit_completes_with_invalidate_and_leaks_no_region(void)
 
 	ernic_backend_cfg_init(&cfg);
 	cfg.size = NS_BYTES;
-	CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(tgt, &hopts, &hc, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ut_target_start(&cfg, &opts, &tgt, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(ut_port(tgt), &hopts, &hc, err, sizeof(err)), 0);
 	qp = ernic_host_io_qpair(hc, 1);
 	for (int i = 0; i < 500; i++) {
 		struct nvme_sqe sqe;
@@ -654,14 +654,14 @@ static void test_host_submit_completes_with_invalidate_and_leaks_no_region(void)
 	ernic_host_disconnect(hc);
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 /* =================================================================== MR budget */
 
 static struct ernic_target *budget_target(uint32_t max_mr, uint32_t queues, bool skip)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
+	struct ernic_target_opts opts = { 0 };
 	struct ernic_backend_cfg cfg;
 	struct ernic_target *tgt = NULL;
 	char err[ERNIC_ERRLEN] = "";
@@ -672,7 +672,7 @@ static struct ernic_target *budget_target(uint32_t max_mr, uint32_t queues, bool
 	cfg.queues = queues;
 	cfg.queue_size = 128;
 	cfg.skip_mr_budget = skip;
-	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
+	if (ut_target_start(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "%s\n", err);
 	return tgt;
 }
@@ -689,7 +689,7 @@ static void test_mrs_in_use_after_connect_are_n_queue_size_plus_32(void)
 		struct ernic_host_ctrlr *hc = NULL;
 		struct ernic_counters c;
 
-		CU_ASSERT_EQUAL_FATAL(ernic_host_connect(tgt, &hopts, &hc, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL_FATAL(ernic_host_connect(ut_port(tgt), &hopts, &hc, err, sizeof(err)), 0);
 		CU_ASSERT_EQUAL(ernic_host_nr_io_queues(hc), ns[i]);
 		CU_ASSERT_EQUAL(ernic_host_qpair_depth(ernic_host_io_qpair(hc, 1)), 128);
 		CU_ASSERT_EQUAL(ernic_host_qpair_depth(ernic_host_admin_qpair(hc)), 32);
@@ -703,7 +703,7 @@ static void test_mrs_in_use_after_connect_are_n_queue_size_plus_32(void)
 		CU_ASSERT_EQUAL(c.io_queues, 0);
 		CU_ASSERT_EQUAL(c.controllers, 0);
 	}
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32(void)
@@ -714,13 +714,13 @@ static void test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32(void
 	char err[ERNIC_ERRLEN] = "";
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(tgt, NULL, &hc, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(ut_port(tgt), NULL, &hc, err, sizeof(err)), 0);
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 15 * 128 + 32);
 	CU_ASSERT_EQUAL(c.mr_max, 2048);
 	CU_ASSERT_EQUAL(c.mr_high_water, 1952);
 	ernic_host_disconnect(hc);
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_seed_1024_table_with_8_queues_fails_at_qid_8_twice(void)
@@ -733,7 +733,7 @@ static void test_seed_1024_table_with_8_queues_fails_at_qid_8_twice(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		memset(err, 0, sizeof(err));
-		CU_ASSERT_NOT_EQUAL(ernic_host_connect(tgt, NULL, &hc, err, sizeof(err)), 0);
+		CU_ASSERT_NOT_EQUAL(ernic_host_connect(ut_port(tgt), NULL, &hc, err, sizeof(err)), 0);
 		CU_ASSERT_STRING_EQUAL(err, "failed to initialize MR pool sized 128 for QID 8");
 		ernic_target_counters(tgt, &c);
 		CU_ASSERT_EQUAL(c.mr_in_use, 0);
@@ -746,12 +746,12 @@ static void test_seed_1024_table_with_8_queues_fails_at_qid_8_twice(void)
 	{
 		struct ernic_host_opts hopts = { .nr_io_queues = 7 };
 
-		CU_ASSERT_EQUAL(ernic_host_connect(tgt, &hopts, &hc, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(ernic_host_connect(ut_port(tgt), &hopts, &hc, err, sizeof(err)), 0);
 		ernic_target_counters(tgt, &c);
 		CU_ASSERT_EQUAL(c.mr_in_use, 7 * 128 + 32);
 		ernic_host_disconnect(hc);
 	}
-	ernic_target_destroy(tgt);
+	ut_target_stop(tgt);
 }
 
 static void test_budget_check_refuses_the_seed_config_up_front(void)
@@ -764,7 +764,7 @@ static void test_budget_check_refuses_the_seed_config_up_front(void)
 	cfg.size = NS_BYTES;
 	cfg.max_mr = 1024;
 	cfg.queues = 8;
-	CU_ASSERT_NOT_EQUAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), 0);
+	CU_ASSERT_NOT_EQUAL(ut_target_start(&cfg, NULL, &tgt, err, sizeof(err)), 0);
 	CU_ASSERT_PTR_NULL(tgt);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "queues"));
 }

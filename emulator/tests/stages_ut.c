@@ -17,6 +17,7 @@
 
 #include "target.h"
 #include "ut.h"
+#include "ut_fixture.h"
 
 #define NS_SIZE (8ull << 20)
 #define NLBAS (NS_SIZE / 4096)
@@ -34,8 +35,6 @@ static struct {
 
 static bool fx_up(uint32_t depth)
 {
-	struct ernic_target_opts opts = { .start_pollers = true };
-	struct ernic_host_opts hopts = { .nr_io_queues = 1, .queue_size = depth };
 	struct ernic_backend_cfg cfg;
 	char err[ERNIC_ERRLEN] = "";
 
@@ -45,14 +44,13 @@ static bool fx_up(uint32_t depth)
 	cfg.queues = 1;
 	cfg.queue_size = depth;
 	cfg.pollers = 1;
-	if (ernic_target_create(&cfg, &opts, &fx.tgt, err, sizeof(err))) {
+	if (ut_target_start(&cfg, NULL, &fx.tgt, err, sizeof(err))) {
 		fprintf(stderr, "target: %s\n", err);
 		return false;
 	}
-	if (ernic_host_connect(fx.tgt, &hopts, &fx.hc, err, sizeof(err))) {
-		fprintf(stderr, "connect: %s\n", err);
+	fx.hc = ut_host_connect(fx.tgt, 1, depth);
+	if (!fx.hc)
 		return false;
-	}
 	fx.qp = ernic_host_io_qpair(fx.hc, 1);
 	fx.bufs = aligned_alloc(4096, (size_t)depth * 4096);
 	return fx.qp && fx.bufs && ernic_host_qpair_depth(fx.qp) == depth;
@@ -63,7 +61,7 @@ static void fx_down(void)
 	if (fx.hc)
 		ernic_host_disconnect(fx.hc);
 	if (fx.tgt)
-		ernic_target_destroy(fx.tgt);
+		ut_target_stop(fx.tgt);
 	free(fx.bufs);
 	memset(&fx, 0, sizeof(fx));
 }

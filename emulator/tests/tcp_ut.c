@@ -56,7 +56,7 @@ static struct th g_th;
 static struct ernic_target *tgt_create(void)
 {
 	struct ernic_backend_cfg cfg;
-	struct ernic_target_opts opts = { .subnqn = SUBNQN, .start_pollers = false };
+	struct ernic_target_opts opts = { .subnqn = SUBNQN };
 	struct ernic_target *tgt = NULL;
 	char err[ERNIC_ERRLEN];
 

@@ -3,12 +3,15 @@
  * ernic.h - the public API of libernic, an NVMe over Fabrics controller
  * emulator with an emulated RDMA engine.
  *
- * Three parts:
+ * Four parts:
  *  - the backend configuration (the ERNIC_BACKEND string);
- *  - the target: a subsystem with its namespaces, its memory-region table and
- *    the poller threads that serve the in-process capsule path;
- *  - the host: an initiator that connects to a target exactly as a stock
- *    nvme-rdma host does and submits I/O through keyed SGLs.
+ *  - the target: a subsystem with its namespaces and controllers, which
+ *    knows no transport;
+ *  - the in-process port: the target's RDMA-shaped transport, with its
+ *    memory-region table and the poller threads that serve its queue pairs
+ *    (the NVMe/TCP port is in ernic/tcp.h);
+ *  - the host: an initiator that connects to an in-process port exactly as a
+ *    stock nvme-rdma host does and submits I/O through keyed SGLs.
  */
 #ifndef ERNIC_ERNIC_H
 #define ERNIC_ERNIC_H
@@ -98,21 +101,27 @@ struct ernic_mr_table;
  * @subnqn: subsystem NQN (default ERNIC_DEFAULT_SUBNQN)
  * @serial: serial number (default derived from the NQN)
  * @allow_hosts: NULL-terminated host NQN allow list; NULL allows any host
- * @start_pollers: start the in-process poller threads (false for TCP-only use)
  */
 struct ernic_target_opts {
 	const char *subnqn;
 	const char *serial;
 	const char *const *allow_hosts;
-	bool start_pollers;
 };
 
+/**
+ * ernic_target_create() - a subsystem with the namespace @cfg describes
+ *
+ * Starts no transport: create a port on it (ernic_inproc_port_create(),
+ * ernic_tcp_port_create()). Unless @cfg->skip_mr_budget, the queue count is
+ * checked against the memory-region budget as ernic_backend_parse() does,
+ * with the same text in @err.
+ */
 int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_target_opts *opts,
 			struct ernic_target **out, char *err, size_t errlen);
+/* Destroy every port of the target first. */
 void ernic_target_destroy(struct ernic_target *tgt);
 const struct ernic_backend_cfg *ernic_target_cfg(const struct ernic_target *tgt);
 const char *ernic_target_subnqn(const struct ernic_target *tgt);
-struct ernic_mr_table *ernic_target_mr_table(struct ernic_target *tgt);
 /*
  * Add a namespace (NSID = count + 1) from another backend string's size, bs
  * and file; queue settings come from the first. At most ERNIC_MAX_NS.
@@ -138,9 +147,10 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid);
  * @io_bytes_read: the part of @bytes_read moved by Read commands (SMART's data units)
  * @io_bytes_written: the part of @bytes_written moved by Write commands
  * @errors: failed commands by status (SCT << 8 | SC)
- * @mr_in_use: memory regions allocated in the table now
- * @mr_high_water: most regions ever allocated at once
- * @mr_max: table size
+ * @mr_in_use: memory regions allocated now in the tables of the target's
+ *	in-process ports (0 with none, as for a TCP-only target)
+ * @mr_high_water: most regions ever allocated at once, per table, summed
+ * @mr_max: table sizes, summed
  * @controllers: live controllers
  * @io_queues: connected I/O queues over all controllers
  */
@@ -162,7 +172,7 @@ struct ernic_counters {
 void ernic_target_counters(struct ernic_target *tgt, struct ernic_counters *c);
 /*
  * One controller's counters (its queues, including ones already disconnected);
- * the MR fields are the shared table's. -ENOENT for an unknown CNTLID.
+ * the MR fields are the ports' shared tables'. -ENOENT for an unknown CNTLID.
  */
 int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struct ernic_counters *c);
 /* The counters as one JSON object. Returns bytes written (excl. NUL) or -ENOSPC. */
@@ -178,6 +188,35 @@ int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len);
 char *ernic_counters_json_alloc(const struct ernic_counters *c);
 const char *ernic_status_str(uint16_t status);
 const char *ernic_opcode_str(bool admin, uint8_t opc);
+
+/* ---------------------------------------------------------- in-process port */
+
+struct ernic_inproc_port;
+
+/**
+ * struct ernic_inproc_port_opts - how an in-process port runs
+ * @pollers: poller threads serving its queue pairs (0: the backend's
+ *	pollers key, else 1)
+ */
+struct ernic_inproc_port_opts {
+	uint32_t pollers;
+};
+
+/**
+ * ernic_inproc_port_create() - the in-process RDMA-shaped transport of @tgt
+ * @opts: NULL for the defaults
+ *
+ * The port owns what an RNIC and its driver would: a memory-region table of
+ * the backend's max_mr entries, through which every keyed SGL is resolved,
+ * and its poller threads, which also run the target's keep-alive timers.
+ * Hosts connect with ernic_host_connect(). Returns 0, or -errno with @err set.
+ */
+int ernic_inproc_port_create(struct ernic_target *tgt, const struct ernic_inproc_port_opts *opts,
+			     struct ernic_inproc_port **out, char *err, size_t errlen);
+/* Stop the pollers and free the table. Disconnect every host first. */
+void ernic_inproc_port_destroy(struct ernic_inproc_port *port);
+/* The port's memory-region table (internal API in target.h). */
+struct ernic_mr_table *ernic_inproc_port_mr_table(struct ernic_inproc_port *port);
 
 /* -------------------------------------------------------------------- host */
 
@@ -201,7 +240,8 @@ struct ernic_host_opts {
 };
 
 /**
- * ernic_host_connect() - bring a controller up as a stock nvme-rdma host does
+ * ernic_host_connect() - bring a controller up through @port as a stock
+ * nvme-rdma host does
  *
  * Admin queue (32 MRs, Connect QID 0), Property Get CAP, Property Set CC.EN,
  * wait CSTS.RDY, Identify Controller, Set Features Number of Queues, then for
@@ -209,7 +249,7 @@ struct ernic_host_opts {
  * failure everything taken is released and @err says what failed, e.g.
  * "failed to initialize MR pool sized 128 for QID 8".
  */
-int ernic_host_connect(struct ernic_target *tgt, const struct ernic_host_opts *opts,
+int ernic_host_connect(struct ernic_inproc_port *port, const struct ernic_host_opts *opts,
 		       struct ernic_host_ctrlr **out, char *err, size_t errlen);
 /* Shutdown (CC.SHN), Disconnect every queue, free every MR. */
 void ernic_host_disconnect(struct ernic_host_ctrlr *hc);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "ernic/ernic.h"
-#include "transport_tcp.h"
+#include "ernic/tcp.h"
 
 #define ERNICD "ernicd"
 #define ERNICD_DEFAULT_ADDR "127.0.0.1"
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 {
 	static struct ernic_backend_cfg cfgs[ERNIC_MAX_NS];
 	struct ernicd_opts o = { 0 };
-	struct ernic_target_opts topts = { .start_pollers = false };
+	struct ernic_target_opts topts = { 0 };
 	struct ernic_tcp_port_opts popts = { .log = stderr, .ident = ERNICD };
 	struct ernic_target *tgt = NULL;
 	struct ernic_tcp_port *port = NULL;

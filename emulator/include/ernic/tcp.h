@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp.h - the NVMe/TCP port of a target (TCP Transport Binding 1.0), the
+ * public API ernicd is built on.
+ *
+ * A port owns a listening socket and the connections accepted on it, each
+ * one NVMe queue served by its own thread. Create the target first
+ * (ernic_target_create()) and destroy the port before it.
+ */
+#ifndef ERNIC_TCP_H
+#define ERNIC_TCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ernic/ernic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MAXH2CDATA advertised in ICResp: one H2CData PDU carries at most this much. */
+#define ERNIC_TCP_MAXH2CDATA (128u * 1024)
+
+struct ernic_tcp_port;
+
+/**
+ * struct ernic_tcp_port_opts - how a port behaves
+ * @log: one line per connect and disconnect (host NQN, qid, cntlid, peer)
+ *	and per fatal transport error; NULL logs nothing
+ * @ident: prefix of those lines (default "ernic-tcp")
+ * @maxh2cdata: MAXH2CDATA to advertise (0: ERNIC_TCP_MAXH2CDATA); at least 4096
+ *	and a multiple of 4, as a Linux host requires
+ */
+struct ernic_tcp_port_opts {
+	FILE *log;
+	const char *ident;
+	uint32_t maxh2cdata;
+};
+
+/* A port of @tgt that does not listen yet. Returns 0 or -errno. */
+int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_opts *opts,
+			  struct ernic_tcp_port **out);
+/*
+ * Bind and listen on @traddr:@trsvcid (numeric; "0" picks a free port) and
+ * tell the target's discovery log about it. Returns 0 or -errno with @err set.
+ */
+int ernic_tcp_port_listen(struct ernic_tcp_port *port, const char *traddr, const char *trsvcid, char *err,
+			  size_t errlen);
+/* The port number actually bound (after listening on "0"). */
+uint16_t ernic_tcp_port_number(const struct ernic_tcp_port *port);
+/* Start the thread that accepts connections and serves each on its own thread. */
+int ernic_tcp_port_start(struct ernic_tcp_port *port);
+/*
+ * Serve one already connected stream socket (any family, e.g. one end of a
+ * socketpair) as an NVMe/TCP connection on its own thread. Takes @fd.
+ */
+int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd);
+/* Connections being served now. */
+unsigned int ernic_tcp_port_nr_conns(struct ernic_tcp_port *port);
+/*
+ * Stop accepting, let each connection finish the command it is moving data
+ * for (up to @grace_ms), close every connection and wait for their threads.
+ */
+void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms);
+/* Stop (with a short grace) and free. */
+void ernic_tcp_port_destroy(struct ernic_tcp_port *port);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ERNIC_TCP_H */
