@@ -2,7 +2,15 @@
 /*
  * config.c - the ERNIC_BACKEND string and the memory-region budget.
  *
- *   nvmeof:size=8G,bs=4096[,file=PATH][,queues=N][,queue_size=128][,max_mr=2048][,pollers=N]
+ *   nvmeof:size=8G,bs=4096[,file=PATH][,queues=N][,queue_size=128][,max_mr=2048][,pollers=N][,fault=F]
+ *
+ * fault= makes the namespace fail or stall, for testing what a host sees:
+ * F is one error and/or one stall, joined by ':' (fault=eio@3:delay_us=500):
+ *   eio       every Read and Write fails with EIO (Unrecovered Read Error / Write Fault)
+ *   eio@N     the Nth Read or Write, counted from 1, fails; once
+ *   eio%N     every Nth Read or Write fails
+ *   enospc    every Write fails with ENOSPC (Capacity Exceeded); @N and %N count Writes
+ *   delay_us=N  every backend call stalls N microseconds first (1..10000000)
  *
  * A stock nvme-rdma host (register_always) allocates queue_size MRs per I/O
  * queue and NVME_AQ_DEPTH = 32 for the admin queue at connect time, before the
@@ -194,6 +202,7 @@ enum cfg_key {
 	CFG_QUEUE_SIZE,
 	CFG_MAX_MR,
 	CFG_POLLERS,
+	CFG_FAULT,
 	CFG_NR_KEYS,
 };
 
@@ -205,7 +214,69 @@ static const char *const cfg_keys[CFG_NR_KEYS] = {
 	[CFG_QUEUE_SIZE] = "queue_size",
 	[CFG_MAX_MR] = "max_mr",
 	[CFG_POLLERS] = "pollers",
+	[CFG_FAULT] = "fault",
 };
+
+#define FAULT_DELAY_MAX_US 10000000u
+#define FAULT_FORMS "eio|enospc[@N|%%N] and/or delay_us=N, joined by ':'"
+static const char *const fault_errors[] = { [ERNIC_FAULT_EIO] = "eio", [ERNIC_FAULT_ENOSPC] = "enospc" };
+
+/* One part of a fault= value: an error with its schedule, or a stall. */
+static bool parse_fault_part(char *part, struct ernic_fault_cfg *f)
+{
+	size_t n;
+
+	if (!strncmp(part, "delay_us=", 9))
+		return !f->delay_us && parse_u32_range(part + 9, 1, FAULT_DELAY_MAX_US, &f->delay_us);
+	for (uint8_t e = ERNIC_FAULT_EIO; e <= ERNIC_FAULT_ENOSPC; e++) {
+		n = strlen(fault_errors[e]);
+		if (strncmp(part, fault_errors[e], n) || f->error)
+			continue;
+		f->error = e;
+		if (!part[n]) {
+			f->when = ERNIC_FAULT_ALWAYS;
+			return true;
+		}
+		f->when = part[n] == '@' ? ERNIC_FAULT_ONCE : ERNIC_FAULT_EVERY;
+		return (part[n] == '@' || part[n] == '%') && parse_u32_range(part + n + 1, 1, UINT32_MAX, &f->n);
+	}
+	return false;
+}
+
+static int parse_fault(char *val, struct ernic_fault_cfg *f, char *err, size_t errlen)
+{
+	char raw[CFG_RAW_MAX + 1];
+	char *part, *next;
+
+	snprintf(raw, sizeof(raw), "%s", val);
+	memset(f, 0, sizeof(*f));
+	for (part = val; part; part = next) {
+		next = strchr(part, ':');
+		if (next)
+			*next++ = '\0';
+		if (!parse_fault_part(part, f)) {
+			cfg_err(err, errlen, CFG_ERR "fault must be " FAULT_FORMS " (got '%s')", raw);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The fault= value parse_fault() reads back as @f; "" for none. */
+static void format_fault(const struct ernic_fault_cfg *f, char *buf, size_t len)
+{
+	static const char when[] = { [ERNIC_FAULT_ONCE] = '@', [ERNIC_FAULT_EVERY] = '%' };
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (f->error == ERNIC_FAULT_EIO || f->error == ERNIC_FAULT_ENOSPC) {
+		off += (size_t)snprintf(buf, len, "%s", fault_errors[f->error]);
+		if (f->when != ERNIC_FAULT_ALWAYS && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%c%" PRIu32, when[f->when], f->n);
+	}
+	if (f->delay_us && off < len)
+		snprintf(buf + off, len - off, "%sdelay_us=%" PRIu32, off ? ":" : "", f->delay_us);
+}
 
 int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *err, size_t errlen)
 {
@@ -329,6 +400,10 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 				goto out;
 			}
 			break;
+		case CFG_FAULT:
+			if (parse_fault(val, &cfg->fault, err, errlen))
+				goto out;
+			break;
 		}
 	}
 
@@ -346,7 +421,7 @@ out:
 int ernic_backend_format(const struct ernic_backend_cfg *cfg, char *buf, size_t len)
 {
 	static const char units[] = "KMGT";
-	char size[32];
+	char size[32], fault[64];
 	uint64_t sz = cfg->size;
 	size_t flen = strnlen(cfg->file, sizeof(cfg->file));
 	int u = -1, n;
@@ -365,11 +440,12 @@ int ernic_backend_format(const struct ernic_backend_cfg *cfg, char *buf, size_t 
 	else
 		snprintf(size, sizeof(size), "%" PRIu64, sz);
 
+	format_fault(&cfg->fault, fault, sizeof(fault));
 	n = snprintf(buf, len,
 		     CFG_PREFIX ":size=%s,bs=%" PRIu32 "%s%s,queues=%" PRIu32 ",queue_size=%" PRIu32
-				",max_mr=%" PRIu32 ",pollers=%" PRIu32,
+				",max_mr=%" PRIu32 ",pollers=%" PRIu32 "%s%s",
 		     size, cfg->bs, flen ? ",file=" : "", flen ? cfg->file : "", cfg->queues, cfg->queue_size,
-		     cfg->max_mr, cfg->pollers);
+		     cfg->max_mr, cfg->pollers, fault[0] ? ",fault=" : "", fault);
 	if (n < 0)
 		return -EINVAL;
 	if ((size_t)n >= len)

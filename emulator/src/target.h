@@ -58,11 +58,20 @@ struct ernic_ns {
 	uint8_t *ram;  /* RAM backend */
 	int fd;	       /* file backend */
 	char path[4096];
+	/* fault= (ns_fault.c): @ops wraps @backend_ops; unset, @ops is the backend's own */
+	const struct ernic_ns_ops *backend_ops;
+	struct ernic_fault_cfg fault;
+	_Atomic uint64_t fault_count; /* commands the fault's @N counts, over every queue */
 };
 
 int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err, size_t errlen);
 int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
 		       size_t errlen);
+/*
+ * Put @fault between the namespace's commands and its backend; nothing when
+ * @fault injects nothing, so an unfaulted namespace pays no indirection.
+ */
+void ernic_ns_fault_install(struct ernic_ns *ns, const struct ernic_fault_cfg *fault);
 static inline uint64_t ernic_ns_size(const struct ernic_ns *ns)
 {
 	return ns->nlb << ns->lba_shift;
