@@ -42,11 +42,18 @@ static inline void storage_leave(const struct ernic_req *req, uint64_t since)
 		req->stamps->storage_ns += ernic_now_ns() - since;
 }
 
-/* A backend failure is a media error where one applies, else Internal Error. */
+/*
+ * A backend failure is a media error where one applies; a full medium is
+ * Capacity Exceeded (Base, Generic Command Status 81h: the command would
+ * exceed the capacity of the namespace), as Linux nvmet maps ENOSPC; anything
+ * else is Internal Error.
+ */
 static uint16_t backend_status(int rc, bool write)
 {
 	if (rc == -EIO)
 		return write ? NVME_SC_WRITE_FAULT : NVME_SC_UNRECOVERED_READ;
+	if (rc == -ENOSPC)
+		return NVME_SC_CAP_EXCEEDED;
 	return NVME_SC_INTERNAL;
 }
 

@@ -2,12 +2,16 @@
 /*
  * ns_file.c - a namespace in a file: pread/pwrite, Flush = fdatasync, and
  * holes punched for deallocate. The file is created and sized if needed; an
- * existing larger file is never truncated.
+ * existing larger file is never truncated. A block device is used as it is:
+ * one smaller than the namespace is refused when it opens, not discovered
+ * by the first write past its end.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,6 +112,30 @@ static const struct ernic_ns_ops ns_file_ops = {
 	.close = file_close,
 };
 
+int ernic_ns_check_device_size(const char *path, uint64_t dev_size, uint64_t size, char *err, size_t errlen)
+{
+	if (size <= dev_size)
+		return 0;
+	snprintf(err, errlen, "Error: nvmeof backend: file='%s' is a block device of %llu bytes, smaller than size %llu",
+		 path, (unsigned long long)dev_size, (unsigned long long)size);
+	return -EINVAL;
+}
+
+/* A block device cannot grow: it must already hold the whole namespace. */
+static int file_check_blkdev(int fd, const char *path, uint64_t size, char *err, size_t errlen)
+{
+	uint64_t dev_size;
+
+	if (ioctl(fd, BLKGETSIZE64, &dev_size)) {
+		int e = errno;
+
+		snprintf(err, errlen, "Error: nvmeof backend: file='%s': cannot read the device size: %s", path,
+			 strerror(e));
+		return -e;
+	}
+	return ernic_ns_check_device_size(path, dev_size, size, err, errlen);
+}
+
 int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
 		       size_t errlen)
 {
@@ -122,6 +150,14 @@ int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uin
 		snprintf(err, errlen, "Error: nvmeof backend: file='%s' is not a regular file", path);
 		close(fd);
 		return -EINVAL;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		int rc = file_check_blkdev(fd, path, size, err, errlen);
+
+		if (rc) {
+			close(fd);
+			return rc;
+		}
 	}
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size && ftruncate(fd, (off_t)size)) {
 		int e = errno;

@@ -68,6 +68,11 @@ int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err
 int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
 		       size_t errlen);
 /*
+ * A namespace on a block device must fit in it: 0, or -EINVAL with one line
+ * naming @path and both sizes. (A regular file grows to @size instead.)
+ */
+int ernic_ns_check_device_size(const char *path, uint64_t dev_size, uint64_t size, char *err, size_t errlen);
+/*
  * Put @fault between the namespace's commands and its backend; nothing when
  * @fault injects nothing, so an unfaulted namespace pays no indirection.
  */

@@ -599,7 +599,7 @@ static void test_backend_other_errno_is_internal_error(void)
 	struct ernic_counters c;
 
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	swap_in_bad_ops(-ENOSPC);
+	swap_in_bad_ops(-EBADF);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_INTERNAL);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, 1, buf, 4096), NVME_SC_INTERNAL);
 	CU_ASSERT_EQUAL(io_write_zeroes(1, 0, 1), NVME_SC_INTERNAL);

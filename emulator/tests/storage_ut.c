@@ -7,10 +7,13 @@
  * intact.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "target.h"
@@ -284,9 +287,162 @@ static void test_unfaulted_namespace_calls_its_backend_directly(void)
 	fx_down();
 }
 
+/* ========================================================= storage errors */
+
+static void test_enospc_is_capacity_exceeded_and_reads_go_on(void)
+{
+	uint8_t buf[BS];
+	struct ernic_counters c;
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M,fault=enospc@2", true));
+	CU_ASSERT_EQUAL(write_block(0, 1), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(write_block(1, 2), NVME_SC_CAP_EXCEEDED);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_READ, 0, 1, buf, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(write_block(2, 3), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(block_holds(0, 1));
+	CU_ASSERT_TRUE(block_holds_zeroes(1));
+	CU_ASSERT_TRUE(block_holds(2, 3));
+	ernic_target_counters(fx.tgt, &c);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_CAP_EXCEEDED], 1);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_INTERNAL], 0);
+	fx_down();
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M,fault=enospc", false));
+	CU_ASSERT_EQUAL(write_block(0, 1), NVME_SC_CAP_EXCEEDED);
+	CU_ASSERT_EQUAL(write_block(0, 1), NVME_SC_CAP_EXCEEDED);
+	CU_ASSERT_TRUE(block_holds_zeroes(0));
+	fx_down();
+}
+
+static void test_enospc_among_reads_and_writes_in_flight_fails_only_its_write(void)
+{
+	struct op ops[MAX_BATCH];
+	static uint8_t bufs[MAX_BATCH][BS];
+	unsigned failed = 0, failed_i = 0;
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M,fault=enospc@20", true));
+	/* Sixteen writes set the data the reads check; the 20th write overall then fails. */
+	for (uint32_t i = 0; i < MAX_BATCH / 2; i++)
+		CU_ASSERT_EQUAL(write_block(200 + i, 3000 + i), NVME_SC_SUCCESS);
+	for (uint32_t i = 0; i < MAX_BATCH; i++) {
+		bool rd = i % 4 < 2; /* each queue carries reads and writes */
+
+		fill(bufs[i], BS, 4000 + i);
+		ops[i] = (struct op){ .opc = rd ? NVME_CMD_READ : NVME_CMD_WRITE,
+				      .slba = rd ? 200 + i / 2 : 300 + i,
+				      .nlb = 1,
+				      .buf = bufs[i] };
+	}
+	batch(ops, MAX_BATCH, 2);
+	for (uint32_t i = 0; i < MAX_BATCH; i++) {
+		uint8_t want[BS];
+
+		if (ops[i].opc == NVME_CMD_READ) {
+			fill(want, BS, 3000 + (uint32_t)(ops[i].slba - 200));
+			CU_ASSERT_EQUAL(ops[i].status, NVME_SC_SUCCESS);
+			CU_ASSERT_EQUAL(memcmp(bufs[i], want, BS), 0);
+		} else if (ops[i].status != NVME_SC_SUCCESS) {
+			CU_ASSERT_EQUAL(ops[i].status, NVME_SC_CAP_EXCEEDED);
+			failed++;
+			failed_i = i;
+		}
+	}
+	CU_ASSERT_EQUAL_FATAL(failed, 1);
+	for (uint32_t i = 0; i < MAX_BATCH; i++) {
+		if (ops[i].opc != NVME_CMD_WRITE)
+			continue;
+		bool ok = i == failed_i ? block_holds_zeroes(300 + i) : block_holds(300 + i, 4000 + i);
+
+		CU_ASSERT_TRUE(ok);
+	}
+	fx_down();
+}
+
+static void test_block_device_size_check_refuses_a_namespace_larger_than_the_device(void)
+{
+	char err[ERNIC_ERRLEN] = "";
+
+	CU_ASSERT_EQUAL(ernic_ns_check_device_size("/dev/sdz", 1 << 20, 1 << 20, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ernic_ns_check_device_size("/dev/sdz", 2 << 20, 1 << 20, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ernic_ns_check_device_size("/dev/sdz", 1 << 20, (1 << 20) + 4096, err, sizeof(err)),
+			-EINVAL);
+	CU_ASSERT_STRING_EQUAL(err, "Error: nvmeof backend: file='/dev/sdz' is a block device of 1048576 bytes, "
+				    "smaller than size 1052672");
+}
+
+/*
+ * A loop device over a 1 MiB file, detached by the kernel when its last
+ * opener closes; -1 where this host cannot make one (not root, no loop driver).
+ */
+static int loop_attach(const char *backing, char *dev, size_t devlen)
+{
+	struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	int n = ctl < 0 ? -1 : ioctl(ctl, LOOP_CTL_GET_FREE);
+	int bfd = open(backing, O_RDWR | O_CREAT | O_CLOEXEC, 0644), lfd = -1;
+
+	if (ctl >= 0)
+		close(ctl);
+	if (n < 0 || bfd < 0 || ftruncate(bfd, 1 << 20))
+		goto fail;
+	snprintf(dev, devlen, "/dev/loop%d", n);
+	lfd = open(dev, O_RDWR | O_CLOEXEC);
+	if (lfd < 0 || ioctl(lfd, LOOP_SET_FD, bfd) || ioctl(lfd, LOOP_SET_STATUS64, &info))
+		goto fail;
+	close(bfd);
+	return lfd;
+fail:
+	if (lfd >= 0) {
+		ioctl(lfd, LOOP_CLR_FD, 0);
+		close(lfd);
+	}
+	if (bfd >= 0)
+		close(bfd);
+	return -1;
+}
+
+static void test_block_device_namespace_larger_than_the_device_is_refused_at_startup(void)
+{
+	struct ernic_target_opts opts = { .start_pollers = false };
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt = NULL;
+	char dir[] = "/tmp/ernic_storage_ut.XXXXXX", backing[64], dev[32], err[ERNIC_ERRLEN] = "", want[ERNIC_ERRLEN];
+	int lfd;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(backing, sizeof(backing), "%s/loop.img", dir);
+	lfd = loop_attach(backing, dev, sizeof(dev));
+	if (lfd < 0) {
+		fprintf(stderr, "skipped: no loop device here (%s)\n", strerror(errno));
+		unlink(backing);
+		rmdir(dir);
+		return;
+	}
+	ernic_backend_cfg_init(&cfg);
+	snprintf(cfg.file, sizeof(cfg.file), "%s", dev);
+	cfg.size = 2 << 20;
+	CU_ASSERT_EQUAL(ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "Error: nvmeof backend: file='%s' is a block device of 1048576 bytes, smaller than size 2097152",
+		 dev);
+	CU_ASSERT_STRING_EQUAL(err, want);
+	cfg.size = 1 << 20;
+	CU_ASSERT_EQUAL(ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)), 0);
+	if (tgt)
+		CU_ASSERT_EQUAL(tgt->ns[0].nlb, (1 << 20) / 4096);
+	ernic_target_destroy(tgt);
+	close(lfd);
+	unlink(backing);
+	rmdir(dir);
+}
+
 UT_MAIN("storage", UT_CASE(test_eio_at_n_fails_the_nth_read_once_as_unrecovered_read_error),
 	UT_CASE(test_eio_at_n_fails_the_nth_write_as_write_fault_and_spares_its_neighbours),
 	UT_CASE(test_eio_every_nth_fails_exactly_every_nth_data_command),
 	UT_CASE(test_eio_on_one_queue_harms_no_command_in_flight_on_either_queue),
 	UT_CASE(test_delay_stalls_every_command_at_least_the_delay),
-	UT_CASE(test_unfaulted_namespace_calls_its_backend_directly))
+	UT_CASE(test_unfaulted_namespace_calls_its_backend_directly),
+	UT_CASE(test_enospc_is_capacity_exceeded_and_reads_go_on),
+	UT_CASE(test_enospc_among_reads_and_writes_in_flight_fails_only_its_write),
+	UT_CASE(test_block_device_size_check_refuses_a_namespace_larger_than_the_device),
+	UT_CASE(test_block_device_namespace_larger_than_the_device_is_refused_at_startup))
