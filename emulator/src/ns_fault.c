@@ -52,13 +52,13 @@ static int fault_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len
 	return rc ? rc : ns->backend_ops->read(ns, buf, off, len);
 }
 
-static int fault_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len)
+static int fault_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags)
 {
 	int rc;
 
 	fault_stall(ns);
 	rc = fault_error(ns, true);
-	return rc ? rc : ns->backend_ops->write(ns, buf, off, len);
+	return rc ? rc : ns->backend_ops->write(ns, buf, off, len, flags);
 }
 
 static int fault_flush(struct ernic_ns *ns)

@@ -33,16 +33,23 @@
 
 struct ernic_ns;
 
+/* Flags of a backend write */
+enum ernic_ns_write_flags {
+	/* On stable storage before the call returns (FUA, or the write cache is off) */
+	ERNIC_NS_FUA = 1u << 0,
+};
+
 /*
  * A backend moves bytes between its medium and a buffer the transport mapped
  * (for the RDMA transport that buffer is the host's registered region, so the
  * backend's copy is the RDMA WRITE or READ). Offsets and lengths are in bytes
- * and already checked against the namespace. Return 0 or -errno.
+ * and already checked against the namespace. Return 0 or -errno. @flags of
+ * write are ERNIC_NS_*; a backend with no stable storage (RAM) ignores them.
  */
 struct ernic_ns_ops {
 	const char *name;
 	int (*read)(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len);
-	int (*write)(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len);
+	int (*write)(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags);
 	int (*flush)(struct ernic_ns *ns);
 	int (*write_zeroes)(struct ernic_ns *ns, uint64_t off, uint64_t len);
 	int (*deallocate)(struct ernic_ns *ns, uint64_t off, uint64_t len);
@@ -58,6 +65,8 @@ struct ernic_ns {
 	uint8_t *ram;  /* RAM backend */
 	int fd;	       /* file backend */
 	char path[4096];
+	/* Syncs to stable storage the backend issued: FUA and cache-off writes, Flushes */
+	_Atomic uint64_t syncs;
 	/* fault= (ns_fault.c): @ops wraps @backend_ops; unset, @ops is the backend's own */
 	const struct ernic_ns_ops *backend_ops;
 	struct ernic_fault_cfg fault;

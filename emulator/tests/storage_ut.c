@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,8 @@ static void batch(struct op *ops, size_t n, unsigned nr_queues)
 		ernic_host_rw_sqe(&sqe, ops[i].opc, 1, ops[i].slba, ops[i].nlb);
 		sqe.cdw12 |= ops[i].cdw12_flags;
 		ops[i].done = false;
-		CU_ASSERT_EQUAL_FATAL(ernic_host_submit(fx.qp[i % nr_queues], &sqe, ops[i].buf, ops[i].nlb * BS, &ops[i]),
+		CU_ASSERT_EQUAL_FATAL(ernic_host_submit(fx.qp[i % nr_queues], &sqe, ops[i].buf,
+							ops[i].buf ? ops[i].nlb * BS : 0, &ops[i]),
 				      0);
 	}
 	while (left) {
@@ -436,6 +438,86 @@ static void test_block_device_namespace_larger_than_the_device_is_refused_at_sta
 	rmdir(dir);
 }
 
+/* ====================================================== durability (FUA) */
+
+static uint16_t set_vwc(uint32_t wce)
+{
+	struct nvme_sqe sqe = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_VOLATILE_WC, .cdw11 = wce };
+	struct nvme_cqe cqe;
+
+	CU_ASSERT_EQUAL_FATAL(ernic_host_admin(fx.hc, &sqe, NULL, 0, &cqe), 0);
+	return (uint16_t)((cqe.status >> 1) & 0x7FF);
+}
+
+static uint64_t ns_syncs(void)
+{
+	return atomic_load(&fx.tgt->ns[0].syncs);
+}
+
+static void test_fua_write_reaches_stable_storage_before_it_completes(void)
+{
+	uint8_t w[2 * BS];
+	uint64_t before;
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M", true));
+	fill(w, sizeof(w), 5);
+	before = ns_syncs();
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE, 8, 2, w, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ns_syncs(), before); /* the cache is on: a plain write stays in it */
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE, 8, 2, w, NVME_RW_FUA), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ns_syncs(), before + 1);
+	CU_ASSERT_TRUE(block_holds(8, 5));
+	CU_ASSERT_EQUAL(io1(NVME_CMD_READ, 8, 2, w, NVME_RW_FUA), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ns_syncs(), before + 1); /* FUA on a Read syncs nothing */
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE_ZEROES, 8, 1, NULL, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ns_syncs(), before + 1);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE_ZEROES, 9, 1, NULL, NVME_RW_FUA), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ns_syncs(), before + 2);
+	CU_ASSERT_TRUE(block_holds_zeroes(8) && block_holds_zeroes(9));
+	fx_down();
+}
+
+static void test_write_cache_off_makes_every_write_durable(void)
+{
+	uint64_t before;
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M", true));
+	CU_ASSERT_EQUAL(set_vwc(0), NVME_SC_SUCCESS);
+	before = ns_syncs();
+	CU_ASSERT_EQUAL(write_block(4, 4), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(write_block(5, 5), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE_ZEROES, 4, 1, NULL, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ns_syncs(), before + 3);
+	CU_ASSERT_EQUAL(set_vwc(1), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(write_block(6, 6), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ns_syncs(), before + 3);
+	CU_ASSERT_TRUE(block_holds_zeroes(4) && block_holds(5, 5) && block_holds(6, 6));
+	fx_down();
+}
+
+static void test_fua_on_a_ram_namespace_succeeds_with_nothing_to_sync(void)
+{
+	uint8_t w[BS];
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M", false));
+	fill(w, BS, 9);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE, 1, 1, w, NVME_RW_FUA), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(block_holds(1, 9));
+	CU_ASSERT_EQUAL(ns_syncs(), 0);
+	fx_down();
+}
+
+static void test_identify_reports_a_write_cache_and_flush_of_every_namespace(void)
+{
+	const struct nvme_id_ctrl *id;
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M", true));
+	id = ernic_host_id_ctrl(fx.hc);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+	CU_ASSERT_EQUAL(id->vwc, NVME_CTRL_VWC_PRESENT | NVME_CTRL_VWC_FLUSH_ALL_NS);
+	fx_down();
+}
+
 UT_MAIN("storage", UT_CASE(test_eio_at_n_fails_the_nth_read_once_as_unrecovered_read_error),
 	UT_CASE(test_eio_at_n_fails_the_nth_write_as_write_fault_and_spares_its_neighbours),
 	UT_CASE(test_eio_every_nth_fails_exactly_every_nth_data_command),
@@ -445,4 +527,8 @@ UT_MAIN("storage", UT_CASE(test_eio_at_n_fails_the_nth_read_once_as_unrecovered_
 	UT_CASE(test_enospc_is_capacity_exceeded_and_reads_go_on),
 	UT_CASE(test_enospc_among_reads_and_writes_in_flight_fails_only_its_write),
 	UT_CASE(test_block_device_size_check_refuses_a_namespace_larger_than_the_device),
-	UT_CASE(test_block_device_namespace_larger_than_the_device_is_refused_at_startup))
+	UT_CASE(test_block_device_namespace_larger_than_the_device_is_refused_at_startup),
+	UT_CASE(test_fua_write_reaches_stable_storage_before_it_completes),
+	UT_CASE(test_write_cache_off_makes_every_write_durable),
+	UT_CASE(test_fua_on_a_ram_namespace_succeeds_with_nothing_to_sync),
+	UT_CASE(test_identify_reports_a_write_cache_and_flush_of_every_namespace))
