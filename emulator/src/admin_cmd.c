@@ -89,7 +89,8 @@ static void identify_ctrlr(const struct ernic_ctrlr *ctrlr, const struct ernic_s
 	id->nn = tgt->nr_ns;
 	id->mnan = 0;
 	id->oncs = NVME_CTRL_ONCS_DSM | NVME_CTRL_ONCS_WRITE_ZEROES;
-	id->vwc = 1;
+	/* The file backend's page cache is volatile; Flush of NSID FFFFFFFFh flushes them all (io_cmd.c). */
+	id->vwc = NVME_CTRL_VWC_PRESENT | NVME_CTRL_VWC_FLUSH_ALL_NS;
 	id->awun = 0;
 	/* One power state: 25 W max power in 0.01 W units. */
 	id->psd[0].bytes[0] = 0xC4;

@@ -2,7 +2,15 @@
 /*
  * config.c - the ERNIC_BACKEND string and the memory-region budget.
  *
- *   nvmeof:size=8G,bs=4096[,file=PATH][,queues=N][,queue_size=128][,max_mr=2048][,pollers=N]
+ *   nvmeof:size=8G,bs=4096[,file=PATH][,queues=N][,queue_size=128][,max_mr=2048][,pollers=N][,fault=F]
+ *
+ * fault= makes the namespace fail or stall, for testing what a host sees:
+ * F is one error and/or one stall, joined by ':' (fault=eio@3:delay_us=500):
+ *   eio       every Read and Write fails with EIO (Unrecovered Read Error / Write Fault)
+ *   eio@N     the Nth Read or Write, counted from 1, fails; once
+ *   eio%N     every Nth Read or Write fails
+ *   enospc    every Write fails with ENOSPC (Capacity Exceeded); @N and %N count Writes
+ *   delay_us=N  every backend call stalls N microseconds first (1..10000000)
  *
  * A stock nvme-rdma host (register_always) allocates queue_size MRs per I/O
  * queue and NVME_AQ_DEPTH = 32 for the admin queue at connect time, before the
@@ -177,11 +185,85 @@ static char *trim(char *s)
 	return s;
 }
 
+#define FAULT_DELAY_MAX_US 10000000u
+#define FAULT_FORMS "eio|enospc[@N|%%N] and/or delay_us=N, joined by ':'"
+static const char *const fault_errors[] = { [ERNIC_FAULT_EIO] = "eio", [ERNIC_FAULT_ENOSPC] = "enospc" };
+
+/* A fault= count or stall: decimal, 1..@hi. */
+static bool parse_fault_u32(const char *s, uint32_t hi, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!parse_dec(s, &v) || v < 1 || v > hi)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* One part of a fault= value: an error with its schedule, or a stall. */
+static bool parse_fault_part(char *part, struct ernic_fault_cfg *f)
+{
+	size_t n;
+
+	if (!strncmp(part, "delay_us=", 9))
+		return !f->delay_us && parse_fault_u32(part + 9, FAULT_DELAY_MAX_US, &f->delay_us);
+	for (uint8_t e = ERNIC_FAULT_EIO; e <= ERNIC_FAULT_ENOSPC; e++) {
+		n = strlen(fault_errors[e]);
+		if (strncmp(part, fault_errors[e], n) || f->error)
+			continue;
+		f->error = e;
+		if (!part[n]) {
+			f->when = ERNIC_FAULT_ALWAYS;
+			return true;
+		}
+		f->when = part[n] == '@' ? ERNIC_FAULT_ONCE : ERNIC_FAULT_EVERY;
+		return (part[n] == '@' || part[n] == '%') && parse_fault_u32(part + n + 1, UINT32_MAX, &f->n);
+	}
+	return false;
+}
+
+/* A whole fault= value into @f; false if any part is not one of FAULT_FORMS. */
+static bool parse_fault(const char *val, struct ernic_fault_cfg *f)
+{
+	char buf[CFG_RAW_MAX + 1];
+	char *part, *next;
+
+	if (strlen(val) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", val);
+	memset(f, 0, sizeof(*f));
+	for (part = buf; part; part = next) {
+		next = strchr(part, ':');
+		if (next)
+			*next++ = '\0';
+		if (!parse_fault_part(part, f))
+			return false;
+	}
+	return true;
+}
+
+/* The fault= value parse_fault() reads back as @f; "" for none. */
+static void format_fault(const struct ernic_fault_cfg *f, char *buf, size_t len)
+{
+	static const char when[] = { [ERNIC_FAULT_ONCE] = '@', [ERNIC_FAULT_EVERY] = '%' };
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (f->error == ERNIC_FAULT_EIO || f->error == ERNIC_FAULT_ENOSPC) {
+		off += (size_t)snprintf(buf, len, "%s", fault_errors[f->error]);
+		if (f->when != ERNIC_FAULT_ALWAYS && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%c%" PRIu32, when[f->when], f->n);
+	}
+	if (f->delay_us && off < len)
+		snprintf(buf + off, len - off, "%sdelay_us=%" PRIu32, off ? ":" : "", f->delay_us);
+}
+
 /* How a key's value is read. */
 enum cfg_kind {
 	CFG_DEC,   /* parse_dec() */
 	CFG_BYTES, /* parse_bytes() */
 	CFG_PATH,  /* a non-empty string that fits the field */
+	CFG_FAULT, /* parse_fault() */
 };
 
 /*
@@ -214,6 +296,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "queue_size", CFG_DEC, CFG_FIELD(queue_size), 2, 65536, { 0 }, false },
 	{ "max_mr", CFG_DEC, CFG_FIELD(max_mr), 64, ERNIC_MR_TABLE_LIMIT, { 0 }, false },
 	{ "pollers", CFG_DEC, CFG_FIELD(pollers), 1, 64, { 0 }, false },
+	{ "fault", CFG_FAULT, CFG_FIELD(fault), 0, 0, { 0 }, false },
 };
 #define CFG_NR_KEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
@@ -241,6 +324,8 @@ static bool cfg_set(struct ernic_backend_cfg *cfg, const struct cfg_key *key, co
 			return false;
 		memcpy((char *)cfg + key->off, val, strlen(val) + 1);
 		return true;
+	case CFG_FAULT:
+		return parse_fault(val, (struct ernic_fault_cfg *)((char *)cfg + key->off));
 	case CFG_BYTES:
 		if (!parse_bytes(val, &v))
 			return false;
@@ -259,7 +344,9 @@ static bool cfg_set(struct ernic_backend_cfg *cfg, const struct cfg_key *key, co
 
 static void cfg_err_value(const struct cfg_key *key, const char *val, char *err, size_t errlen)
 {
-	if (key->kind == CFG_PATH)
+	if (key->kind == CFG_FAULT)
+		cfg_err(err, errlen, CFG_ERR "fault must be " FAULT_FORMS " (got '%.*s')", CFG_RAW_MAX, val);
+	else if (key->kind == CFG_PATH)
 		cfg_err(err, errlen, CFG_ERR "%s must be a non-empty path shorter than %zu bytes (got '%.*s')",
 			key->name, key->width, CFG_RAW_MAX, val);
 	else if (key->either[0])
@@ -381,7 +468,7 @@ out:
 int ernic_backend_format(const struct ernic_backend_cfg *cfg, char *buf, size_t len)
 {
 	static const char units[] = "KMGT";
-	char size[32];
+	char size[32], fault[64];
 	uint64_t sz = cfg->size;
 	size_t flen = strnlen(cfg->file, sizeof(cfg->file));
 	int u = -1, n;
@@ -400,11 +487,12 @@ int ernic_backend_format(const struct ernic_backend_cfg *cfg, char *buf, size_t 
 	else
 		snprintf(size, sizeof(size), "%" PRIu64, sz);
 
+	format_fault(&cfg->fault, fault, sizeof(fault));
 	n = snprintf(buf, len,
 		     CFG_PREFIX ":size=%s,bs=%" PRIu32 "%s%s,queues=%" PRIu32 ",queue_size=%" PRIu32
-				",max_mr=%" PRIu32 ",pollers=%" PRIu32,
+				",max_mr=%" PRIu32 ",pollers=%" PRIu32 "%s%s",
 		     size, cfg->bs, flen ? ",file=" : "", flen ? cfg->file : "", cfg->queues, cfg->queue_size,
-		     cfg->max_mr, cfg->pollers);
+		     cfg->max_mr, cfg->pollers, fault[0] ? ",fault=" : "", fault);
 	if (n < 0)
 		return -EINVAL;
 	if ((size_t)n >= len)

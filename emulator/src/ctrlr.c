@@ -42,6 +42,7 @@ static int target_open_ns(struct ernic_target *tgt, const struct ernic_backend_c
 		rc = ernic_ns_ram_open(ns, cfg->size, cfg->bs, err, errlen);
 	if (rc)
 		return rc;
+	ernic_ns_fault_install(ns, &cfg->fault);
 	/* NGUID: stable per subsystem and NSID, so a host sees the same namespace again. */
 	for (size_t i = 0; i < sizeof(ns->nguid); i++) {
 		const char *nqn = tgt->subnqn;

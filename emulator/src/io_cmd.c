@@ -42,12 +42,28 @@ static inline void storage_leave(const struct ernic_req *req, uint64_t since)
 		req->stamps->storage_ns += ernic_now_ns() - since;
 }
 
-/* A backend failure is a media error where one applies, else Internal Error. */
+/*
+ * A backend failure is a media error where one applies; a full medium is
+ * Capacity Exceeded (Base, Generic Command Status 81h: the command would
+ * exceed the capacity of the namespace), as Linux nvmet maps ENOSPC; anything
+ * else is Internal Error.
+ */
 static uint16_t backend_status(int rc, bool write)
 {
 	if (rc == -EIO)
 		return write ? NVME_SC_WRITE_FAULT : NVME_SC_UNRECOVERED_READ;
+	if (rc == -ENOSPC)
+		return NVME_SC_CAP_EXCEEDED;
 	return NVME_SC_INTERNAL;
+}
+
+/*
+ * A write is durable before it completes when the host asks (FUA, CDW12 bit
+ * 30) or when the volatile write cache is off (Set Features, FID 06h).
+ */
+static inline uint32_t write_flags(const struct ernic_req *req)
+{
+	return (req->sqe.cdw12 & NVME_RW_FUA) || !req->sq->ctrlr->vwc ? ERNIC_NS_FUA : 0;
 }
 
 static uint16_t io_rw(struct ernic_req *req, bool write)
@@ -73,10 +89,7 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 		return status;
 	t = storage_enter(req);
 	if (write) {
-		rc = ns->ops->write(ns, buf, slba << ns->lba_shift, (uint32_t)len);
-		/* With the volatile write cache off, a write is durable before it completes. */
-		if (!rc && !sq->ctrlr->vwc)
-			rc = ns->ops->flush(ns);
+		rc = ns->ops->write(ns, buf, slba << ns->lba_shift, (uint32_t)len, write_flags(req));
 		storage_leave(req, t);
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, true);
@@ -120,6 +133,8 @@ static uint16_t io_write_zeroes(struct ernic_req *req)
 		return NVME_SC_LBA_RANGE;
 	t = storage_enter(req);
 	rc = ns->ops->write_zeroes(ns, slba << ns->lba_shift, (uint64_t)nlb << ns->lba_shift);
+	if (!rc && write_flags(req))
+		rc = ns->ops->flush(ns);
 	storage_leave(req, t);
 	return rc ? backend_status(rc, true) : NVME_SC_SUCCESS;
 }

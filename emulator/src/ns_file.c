@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ns_file.c - a namespace in a file: pread/pwrite, Flush = fdatasync, and
+ * ns_file.c - a namespace in a file: pread/pwrite, FUA = RWF_DSYNC (or
+ * fdatasync where the kernel lacks it), Flush = fdatasync, and
  * holes punched for deallocate. The file is created and sized if needed; an
- * existing larger file is never truncated.
+ * existing larger file is never truncated. A block device is used as it is:
+ * one smaller than the namespace is refused when it opens, not discovered
+ * by the first write past its end.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "target.h"
@@ -35,15 +42,32 @@ static int file_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
 	return 0;
 }
 
-static int file_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len)
+static int file_sync(struct ernic_ns *ns)
+{
+	if (fdatasync(ns->fd))
+		return -errno;
+	atomic_fetch_add_explicit(&ns->syncs, 1, memory_order_relaxed);
+	return 0;
+}
+
+/*
+ * pwrite until done; with @dsync each piece is written with RWF_DSYNC, so it
+ * is on stable storage when the call returns (one sync of the range, not the
+ * fdatasync of the whole file). -EOPNOTSUPP where the kernel or filesystem
+ * has no RWF_DSYNC.
+ */
+static int file_pwrite(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, bool dsync)
 {
 	const uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = pwrite(ns->fd, p, len, (off_t)off);
+		struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+		ssize_t n = dsync ? pwritev2(ns->fd, &iov, 1, (off_t)off, RWF_DSYNC) : pwrite(ns->fd, p, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && dsync && errno == ENOSYS)
+			return -EOPNOTSUPP;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		p += n;
@@ -53,9 +77,25 @@ static int file_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32
 	return 0;
 }
 
+static int file_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags)
+{
+	int rc;
+
+	if (!(flags & ERNIC_NS_FUA))
+		return file_pwrite(ns, buf, off, len, false);
+	rc = file_pwrite(ns, buf, off, len, true);
+	if (rc == -EOPNOTSUPP) {
+		rc = file_pwrite(ns, buf, off, len, false);
+		return rc ? rc : file_sync(ns);
+	}
+	if (!rc)
+		atomic_fetch_add_explicit(&ns->syncs, 1, memory_order_relaxed);
+	return rc;
+}
+
 static int file_flush(struct ernic_ns *ns)
 {
-	return fdatasync(ns->fd) ? -errno : 0;
+	return file_sync(ns);
 }
 
 static int file_zero_by_writing(struct ernic_ns *ns, uint64_t off, uint64_t len)
@@ -64,7 +104,7 @@ static int file_zero_by_writing(struct ernic_ns *ns, uint64_t off, uint64_t len)
 
 	while (len) {
 		uint32_t n = (uint32_t)MIN(len, sizeof(zeroes));
-		int rc = file_write(ns, zeroes, off, n);
+		int rc = file_write(ns, zeroes, off, n, 0);
 
 		if (rc)
 			return rc;
@@ -108,6 +148,30 @@ static const struct ernic_ns_ops ns_file_ops = {
 	.close = file_close,
 };
 
+int ernic_ns_check_device_size(const char *path, uint64_t dev_size, uint64_t size, char *err, size_t errlen)
+{
+	if (size <= dev_size)
+		return 0;
+	snprintf(err, errlen, "Error: nvmeof backend: file='%s' is a block device of %llu bytes, smaller than size %llu",
+		 path, (unsigned long long)dev_size, (unsigned long long)size);
+	return -EINVAL;
+}
+
+/* A block device cannot grow: it must already hold the whole namespace. */
+static int file_check_blkdev(int fd, const char *path, uint64_t size, char *err, size_t errlen)
+{
+	uint64_t dev_size;
+
+	if (ioctl(fd, BLKGETSIZE64, &dev_size)) {
+		int e = errno;
+
+		snprintf(err, errlen, "Error: nvmeof backend: file='%s': cannot read the device size: %s", path,
+			 strerror(e));
+		return -e;
+	}
+	return ernic_ns_check_device_size(path, dev_size, size, err, errlen);
+}
+
 int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
 		       size_t errlen)
 {
@@ -122,6 +186,14 @@ int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uin
 		snprintf(err, errlen, "Error: nvmeof backend: file='%s' is not a regular file", path);
 		close(fd);
 		return -EINVAL;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		int rc = file_check_blkdev(fd, path, size, err, errlen);
+
+		if (rc) {
+			close(fd);
+			return rc;
+		}
 	}
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size && ftruncate(fd, (off_t)size)) {
 		int e = errno;

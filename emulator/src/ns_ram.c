@@ -23,8 +23,9 @@ static int ram_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
 	return 0;
 }
 
-static int ram_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len)
+static int ram_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags)
 {
+	(void)flags; /* nothing here outlives the process: FUA has no medium to reach */
 	memcpy(ns->ram + off, buf, len);
 	return 0;
 }

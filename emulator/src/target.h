@@ -34,16 +34,23 @@
 
 struct ernic_ns;
 
+/* Flags of a backend write */
+enum ernic_ns_write_flags {
+	/* On stable storage before the call returns (FUA, or the write cache is off) */
+	ERNIC_NS_FUA = 1u << 0,
+};
+
 /*
  * A backend moves bytes between its medium and a buffer the transport mapped
  * (for the RDMA transport that buffer is the host's registered region, so the
  * backend's copy is the RDMA WRITE or READ). Offsets and lengths are in bytes
- * and already checked against the namespace. Return 0 or -errno.
+ * and already checked against the namespace. Return 0 or -errno. @flags of
+ * write are ERNIC_NS_*; a backend with no stable storage (RAM) ignores them.
  */
 struct ernic_ns_ops {
 	const char *name;
 	int (*read)(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len);
-	int (*write)(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len);
+	int (*write)(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags);
 	int (*flush)(struct ernic_ns *ns);
 	int (*write_zeroes)(struct ernic_ns *ns, uint64_t off, uint64_t len);
 	int (*deallocate)(struct ernic_ns *ns, uint64_t off, uint64_t len);
@@ -59,11 +66,27 @@ struct ernic_ns {
 	uint8_t *ram;  /* RAM backend */
 	int fd;	       /* file backend */
 	char path[4096];
+	/* Syncs to stable storage the backend issued: FUA and cache-off writes, Flushes */
+	_Atomic uint64_t syncs;
+	/* fault= (ns_fault.c): @ops wraps @backend_ops; unset, @ops is the backend's own */
+	const struct ernic_ns_ops *backend_ops;
+	struct ernic_fault_cfg fault;
+	_Atomic uint64_t fault_count; /* commands the fault's @N counts, over every queue */
 };
 
 int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err, size_t errlen);
 int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
 		       size_t errlen);
+/*
+ * A namespace on a block device must fit in it: 0, or -EINVAL with one line
+ * naming @path and both sizes. (A regular file grows to @size instead.)
+ */
+int ernic_ns_check_device_size(const char *path, uint64_t dev_size, uint64_t size, char *err, size_t errlen);
+/*
+ * Put @fault between the namespace's commands and its backend; nothing when
+ * @fault injects nothing, so an unfaulted namespace pays no indirection.
+ */
+void ernic_ns_fault_install(struct ernic_ns *ns, const struct ernic_fault_cfg *fault);
 static inline uint64_t ernic_ns_size(const struct ernic_ns *ns)
 {
 	return ns->nlb << ns->lba_shift;

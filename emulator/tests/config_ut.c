@@ -266,6 +266,50 @@ static void test_the_first_bad_key_is_the_one_named(void)
 	expect_err("nvmeof:size=1,queues=0,max_mr=1", "Error: nvmeof backend: max_mr must be 64..16777216 (got '1')");
 }
 
+static void test_fault_forms_parse_to_error_schedule_and_stall(void)
+{
+	CU_ASSERT_EQUAL(parse("nvmeof"), 0);
+	CU_ASSERT_EQUAL(cfg.fault.error, ERNIC_FAULT_NONE);
+	CU_ASSERT_EQUAL(cfg.fault.delay_us, 0);
+	CU_ASSERT_EQUAL(parse("nvmeof:fault=eio@3"), 0);
+	CU_ASSERT_EQUAL(cfg.fault.error, ERNIC_FAULT_EIO);
+	CU_ASSERT_EQUAL(cfg.fault.when, ERNIC_FAULT_ONCE);
+	CU_ASSERT_EQUAL(cfg.fault.n, 3);
+	CU_ASSERT_EQUAL(parse("nvmeof:fault=eio%7"), 0);
+	CU_ASSERT_EQUAL(cfg.fault.when, ERNIC_FAULT_EVERY);
+	CU_ASSERT_EQUAL(cfg.fault.n, 7);
+	CU_ASSERT_EQUAL(parse("nvmeof:fault=enospc"), 0);
+	CU_ASSERT_EQUAL(cfg.fault.error, ERNIC_FAULT_ENOSPC);
+	CU_ASSERT_EQUAL(cfg.fault.when, ERNIC_FAULT_ALWAYS);
+	CU_ASSERT_EQUAL(parse("nvmeof:fault=delay_us=250"), 0);
+	CU_ASSERT_EQUAL(cfg.fault.error, ERNIC_FAULT_NONE);
+	CU_ASSERT_EQUAL(cfg.fault.delay_us, 250);
+	CU_ASSERT_EQUAL(parse("nvmeof:fault=delay_us=10:enospc@2"), 0);
+	CU_ASSERT_EQUAL(cfg.fault.error, ERNIC_FAULT_ENOSPC);
+	CU_ASSERT_EQUAL(cfg.fault.when, ERNIC_FAULT_ONCE);
+	CU_ASSERT_EQUAL(cfg.fault.n, 2);
+	CU_ASSERT_EQUAL(cfg.fault.delay_us, 10);
+}
+
+static void test_fault_bad_values_name_key_and_value(void)
+{
+	static const char *const bad[] = {
+		"", "eio@0", "eio%0", "eio@", "eio@x", "eiox", "eio:enospc", "eio:eio", "delay_us=0",
+		"delay_us=10000001", "delay_us=1:delay_us=2", "eio:", ":eio", "enospc@4294967296", "EIO",
+	};
+	char s[128], want[ERNIC_ERRLEN];
+
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(bad); i++) {
+		snprintf(s, sizeof(s), "nvmeof:fault=%s", bad[i]);
+		snprintf(want, sizeof(want),
+			 "Error: nvmeof backend: fault must be eio|enospc[@N|%%N] and/or delay_us=N, joined by ':' "
+			 "(got '%s')",
+			 bad[i]);
+		expect_err(s, want);
+	}
+	expect_err("nvmeof:fault=eio,fault=eio", "Error: nvmeof backend: duplicate key 'fault' (in 'fault=eio')");
+}
+
 static void test_queue_budget_seed_text_2048_128_16(void)
 {
 	const char *want = "Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a "
@@ -464,6 +508,12 @@ static void test_format_round_trips(void)
 	round_trip("nvmeof:size=1536,bs=512,queues=31,queue_size=64,max_mr=2048,pollers=8");
 	round_trip("nvmeof:size=3T,max_mr=16777216,queues=64");
 	round_trip("nvmeof:size=1025K,bs=512,file=/a=b");
+	round_trip("nvmeof:fault=eio@3");
+	round_trip("nvmeof:fault=eio%5,file=/x");
+	round_trip("nvmeof:fault=enospc");
+	round_trip("nvmeof:fault=delay_us=100");
+	round_trip("nvmeof:fault=delay_us=100:eio");
+	round_trip("nvmeof:fault=enospc%4294967295:delay_us=10000000");
 
 	ernic_backend_cfg_init(&c);
 	c.size = 8ull << 30;
@@ -471,6 +521,10 @@ static void test_format_round_trips(void)
 	CU_ASSERT(ernic_backend_format(&c, buf, sizeof(buf)) > 0);
 	CU_ASSERT_STRING_EQUAL(buf, "nvmeof:size=8G,bs=4096,queues=4,queue_size=128,max_mr=2048,pollers=1");
 	CU_ASSERT_EQUAL(ernic_backend_format(&c, buf, 10), -ENOSPC);
+	c.fault = (struct ernic_fault_cfg){ .error = ERNIC_FAULT_EIO, .when = ERNIC_FAULT_ONCE, .n = 9, .delay_us = 5 };
+	CU_ASSERT(ernic_backend_format(&c, buf, sizeof(buf)) > 0);
+	CU_ASSERT_STRING_EQUAL(buf, "nvmeof:size=8G,bs=4096,queues=4,queue_size=128,max_mr=2048,pollers=1,"
+				    "fault=eio@9:delay_us=5");
 	strcpy(c.file, "/tmp/a,b");
 	CU_ASSERT_EQUAL(ernic_backend_format(&c, buf, sizeof(buf)), -EINVAL);
 }
@@ -484,6 +538,8 @@ UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init
 	UT_CASE(test_every_numeric_key_refuses_a_value_past_64_bits_by_name),
 	UT_CASE(test_32_bit_keys_refuse_values_that_would_wrap), UT_CASE(test_the_first_bad_key_is_the_one_named),
 	UT_CASE(test_queue_budget_seed_text_2048_128_16),
+	UT_CASE(test_fault_forms_parse_to_error_schedule_and_stall),
+	UT_CASE(test_fault_bad_values_name_key_and_value),
 	UT_CASE(test_queue_budget_1024_table_is_seven), UT_CASE(test_queue_budget_256_table_is_one),
 	UT_CASE(test_queue_budget_follows_queue_size), UT_CASE(test_queue_budget_is_order_independent),
 	UT_CASE(test_queue_budget_exact_fit_admitted), UT_CASE(test_queues_not_a_positive_decimal_gets_budget_text),

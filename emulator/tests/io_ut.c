@@ -496,9 +496,13 @@ static int bad_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
 	return fail_rc;
 }
 
-static int bad_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len)
+static unsigned fua_writes;
+
+static int bad_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags)
 {
 	(void)ns, (void)buf, (void)off, (void)len;
+	if (flags & ERNIC_NS_FUA)
+		fua_writes++;
 	return fail_rc;
 }
 
@@ -529,6 +533,7 @@ static void swap_in_bad_ops(int rc)
 {
 	fail_rc = rc;
 	fail_flushes = 0;
+	fua_writes = 0;
 	real_ops = fx.tgt->ns[0].ops;
 	fx.tgt->ns[0].ops = &bad_ops;
 }
@@ -561,7 +566,7 @@ static void test_backend_other_errno_is_internal_error(void)
 	struct ernic_counters c;
 
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	swap_in_bad_ops(-ENOSPC);
+	swap_in_bad_ops(-EBADF);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_INTERNAL);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, 1, buf, 4096), NVME_SC_INTERNAL);
 	CU_ASSERT_EQUAL(io_write_zeroes(1, 0, 1), NVME_SC_INTERNAL);
@@ -577,7 +582,7 @@ static void test_backend_other_errno_is_internal_error(void)
 	fx_down();
 }
 
-static void test_vwc_off_makes_every_write_flush(void)
+static void test_vwc_off_makes_every_write_durable(void)
 {
 	uint8_t buf[4096];
 
@@ -586,14 +591,15 @@ static void test_vwc_off_makes_every_write_flush(void)
 	swap_in_bad_ops(0);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 1, 1, buf, 4096), NVME_SC_SUCCESS);
-	CU_ASSERT_EQUAL(fail_flushes, 2);
-	/* A failing flush fails the write */
+	CU_ASSERT_EQUAL(fua_writes, 2);
+	/* A durable write that fails fails the command */
 	fail_rc = -EIO;
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 2, 1, buf, 4096), NVME_SC_WRITE_FAULT);
 	swap_back();
 	CU_ASSERT_EQUAL(ut_admin(fx.hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_VOLATILE_WC, 1, NULL), NVME_SC_SUCCESS);
 	swap_in_bad_ops(0);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 1, buf, 4096), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fua_writes, 0);
 	CU_ASSERT_EQUAL(fail_flushes, 0);
 	swap_back();
 	fx_down();
@@ -952,7 +958,7 @@ UT_MAIN("io", UT_CASE(test_ram_4096_write_read_round_trip), UT_CASE(test_ram_512
 	UT_CASE(test_unknown_nsid_is_invalid_ns), UT_CASE(test_transfer_over_mdts_is_sgl_invalid_data_len),
 	UT_CASE(test_sgl_length_not_nlb_times_bs_is_sgl_invalid_data_len),
 	UT_CASE(test_unknown_io_opcode_is_invalid_opcode), UT_CASE(test_backend_eio_is_media_error),
-	UT_CASE(test_backend_other_errno_is_internal_error), UT_CASE(test_vwc_off_makes_every_write_flush),
+	UT_CASE(test_backend_other_errno_is_internal_error), UT_CASE(test_vwc_off_makes_every_write_durable),
 	UT_CASE(test_second_namespace_is_separate), UT_CASE(test_json_checker_rejects_malformed),
 	UT_CASE(test_counters_exact_after_connect_and_io), UT_CASE(test_counters_after_disconnect),
 	UT_CASE(test_counters_json_of_zeroes),

@@ -48,6 +48,45 @@ extern "C" {
 /* ------------------------------------------------- backend configuration */
 
 /**
+ * enum ernic_fault_error - the error an injected fault returns
+ * @ERNIC_FAULT_NONE: no error is injected
+ * @ERNIC_FAULT_EIO: a Read or Write fails with EIO (a media error)
+ * @ERNIC_FAULT_ENOSPC: a Write fails with ENOSPC (the medium is full)
+ */
+enum ernic_fault_error {
+	ERNIC_FAULT_NONE,
+	ERNIC_FAULT_EIO,
+	ERNIC_FAULT_ENOSPC,
+};
+
+/**
+ * enum ernic_fault_when - which of the counted commands fail
+ * @ERNIC_FAULT_ALWAYS: every one ("eio", "enospc")
+ * @ERNIC_FAULT_ONCE: the Nth only, counting from 1 ("eio@N")
+ * @ERNIC_FAULT_EVERY: every Nth ("eio%N")
+ */
+enum ernic_fault_when {
+	ERNIC_FAULT_ALWAYS,
+	ERNIC_FAULT_ONCE,
+	ERNIC_FAULT_EVERY,
+};
+
+/**
+ * struct ernic_fault_cfg - the fault= key: failures and stalls the namespace
+ * injects between the commands and its backend
+ * @error: the errno to inject, or none
+ * @when: which commands fail; EIO counts Reads and Writes, ENOSPC Writes only
+ * @n: N of @when
+ * @delay_us: every backend call first stalls this long (0: no stall)
+ */
+struct ernic_fault_cfg {
+	uint8_t error;
+	uint8_t when;
+	uint32_t n;
+	uint32_t delay_us;
+};
+
+/**
  * struct ernic_backend_cfg - a parsed ERNIC_BACKEND string
  * @size: namespace size in bytes (a multiple of @bs)
  * @bs: logical block size, 512 or 4096
@@ -56,6 +95,7 @@ extern "C" {
  * @queue_size: entries per I/O queue; also MQES + 1 and MAXCMD
  * @max_mr: entries in the memory-region table
  * @pollers: target poller threads serving the in-process queues
+ * @fault: faults the namespace injects (all zero: none, and no cost)
  * @skip_mr_budget: test-only: accept a queue count the MR table cannot feed,
  *                  so the connect-time failure can be reproduced
  */
@@ -67,6 +107,7 @@ struct ernic_backend_cfg {
 	uint32_t queue_size;
 	uint32_t max_mr;
 	uint32_t pollers;
+	struct ernic_fault_cfg fault;
 	bool skip_mr_budget;
 };
 

@@ -520,6 +520,13 @@ NVME_CHECK_OFFSET(struct nvme_id_ctrl, psd, 2048);
 #define NVME_CTRL_SGLS_SUPPORTED (1u << 0)
 #define NVME_CTRL_SGLS_KEYED (1u << 2)
 #define NVME_CTRL_SGLS_OFFSET (1u << 20)
+/*
+ * VWC (Identify Controller byte 525, Base 1.4 and later): a volatile write cache is present (bit 0), and
+ * bits 2:1 = 11b: Flush with NSID FFFFFFFFh is supported and flushes every
+ * namespace.
+ */
+#define NVME_CTRL_VWC_PRESENT (1u << 0)
+#define NVME_CTRL_VWC_FLUSH_ALL_NS (3u << 1)
 /* ONCS bits */
 #define NVME_CTRL_ONCS_DSM (1u << 2)
 #define NVME_CTRL_ONCS_WRITE_ZEROES (1u << 3)
@@ -736,6 +743,8 @@ enum nvme_aer_type {
 
 /* Dataset Management range (Base Figure 364) */
 #define NVME_DSM_ATTR_DEALLOCATE (1u << 2)
+/* Read/Write CDW12 bit 30, Force Unit Access: the data is on non-volatile media before completion */
+#define NVME_RW_FUA (1u << 30)
 struct nvme_dsm_range {
 	uint32_t cattr;
 	uint32_t nlb;
