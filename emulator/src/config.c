@@ -309,10 +309,9 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 			cfg->queues = queues_valid ? (uint32_t)v : 0;
 			break;
 		case CFG_QUEUE_SIZE:
-			/* 65536 entries is MQES 0xFFFF, the most CAP can report. */
-			if (!parse_u32_range(val, 2, 65536, &cfg->queue_size)) {
-				cfg_err(err, errlen, CFG_ERR "queue_size must be 2..65536 (got '%.*s')", CFG_RAW_MAX,
-					val);
+			if (!parse_u32_range(val, 2, ERNIC_MAX_QUEUE_SIZE, &cfg->queue_size)) {
+				cfg_err(err, errlen, CFG_ERR "queue_size must be 2..%u (got '%.*s')", ERNIC_MAX_QUEUE_SIZE,
+					CFG_RAW_MAX, val);
 				goto out;
 			}
 			break;

@@ -196,13 +196,22 @@ static void test_queue_size_range(void)
 {
 	CU_ASSERT_EQUAL(parse("nvmeof:queue_size=2,queues=1"), 0);
 	CU_ASSERT_EQUAL(cfg.queue_size, 2);
-	CU_ASSERT_EQUAL(parse("nvmeof:queue_size=65536,queues=1,max_mr=65568"), 0);
-	CU_ASSERT_EQUAL(cfg.queue_size, 65536);
-	expect_err("nvmeof:queue_size=1", "Error: nvmeof backend: queue_size must be 2..65536 (got '1')");
-	expect_err("nvmeof:queue_size=0", "Error: nvmeof backend: queue_size must be 2..65536 (got '0')");
-	expect_err("nvmeof:queue_size=65537", "Error: nvmeof backend: queue_size must be 2..65536 (got '65537')");
-	expect_err("nvmeof:queue_size=-128", "Error: nvmeof backend: queue_size must be 2..65536 (got '-128')");
-	expect_err("nvmeof:queue_size=12q", "Error: nvmeof backend: queue_size must be 2..65536 (got '12q')");
+	CU_ASSERT_EQUAL(parse("nvmeof:queue_size=1024,queues=1,max_mr=1056"), 0);
+	CU_ASSERT_EQUAL(cfg.queue_size, 1024);
+	expect_err("nvmeof:queue_size=1", "Error: nvmeof backend: queue_size must be 2..1024 (got '1')");
+	expect_err("nvmeof:queue_size=0", "Error: nvmeof backend: queue_size must be 2..1024 (got '0')");
+	expect_err("nvmeof:queue_size=1025", "Error: nvmeof backend: queue_size must be 2..1024 (got '1025')");
+	expect_err("nvmeof:queue_size=-128", "Error: nvmeof backend: queue_size must be 2..1024 (got '-128')");
+	expect_err("nvmeof:queue_size=12q", "Error: nvmeof backend: queue_size must be 2..1024 (got '12q')");
+}
+
+/* 65536 entries would be MAXCMD 0 (16 bits) and an SQ size of 0 (uint16): refused, not wrapped. */
+static void test_queue_size_65536_refused_not_wrapped(void)
+{
+	expect_err("nvmeof:queue_size=65536,queues=1,max_mr=65568",
+		   "Error: nvmeof backend: queue_size must be 2..1024 (got '65536')");
+	expect_err("nvmeof:queue_size=65535,queues=1,max_mr=65567",
+		   "Error: nvmeof backend: queue_size must be 2..1024 (got '65535')");
 }
 
 static void test_max_mr_range(void)
@@ -436,7 +445,8 @@ UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init
 	UT_CASE(test_every_key_is_read), UT_CASE(test_seed_backend_string_with_spaces),
 	UT_CASE(test_size_suffixes_binary_any_case), UT_CASE(test_size_bad_values_name_key_and_value),
 	UT_CASE(test_size_checked_against_bs_whatever_the_order), UT_CASE(test_bs_only_512_or_4096),
-	UT_CASE(test_file_empty_or_too_long_refused), UT_CASE(test_queue_size_range), UT_CASE(test_max_mr_range),
+	UT_CASE(test_file_empty_or_too_long_refused), UT_CASE(test_queue_size_range),
+	UT_CASE(test_queue_size_65536_refused_not_wrapped), UT_CASE(test_max_mr_range),
 	UT_CASE(test_pollers_range), UT_CASE(test_queue_budget_seed_text_2048_128_16),
 	UT_CASE(test_queue_budget_1024_table_is_seven), UT_CASE(test_queue_budget_256_table_is_one),
 	UT_CASE(test_queue_budget_follows_queue_size), UT_CASE(test_queue_budget_is_order_independent),
