@@ -591,6 +591,34 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status)
 		ctrlr_log_error(sq->ctrlr, req, status);
 }
 
+uint16_t ernic_req_check(const struct ernic_req *req)
+{
+	const struct nvmf_connect_cmd *fcmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	const struct ernic_sq *sq = req->sq;
+	uint32_t csts;
+
+	/* The same order as ernic_req_exec() and fabrics_connect(), so the status is the one exec gives. */
+	if (req->sqe.opc == NVME_FABRICS_COMMAND) {
+		if (fcmd->fctype != NVMF_FCTYPE_CONNECT)
+			return sq->connected ? NVME_SC_SUCCESS : NVME_SC_CMD_SEQ_ERROR;
+		if (sq->connected)
+			return NVME_SC_CMD_SEQ_ERROR;
+		if (fcmd->recfmt != 0)
+			return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;
+		if (ernic_req_sgl_len(req) != sizeof(struct nvmf_connect_data))
+			return NVME_SC_SGL_INVALID_DATA_LEN;
+		return NVME_SC_SUCCESS;
+	}
+	if (!sq->connected)
+		return NVME_SC_CMD_SEQ_ERROR;
+	csts = atomic_load_explicit(&sq->ctrlr->csts, memory_order_relaxed);
+	if ((csts & (NVME_CSTS_RDY | NVME_CSTS_CFS)) != NVME_CSTS_RDY)
+		return (csts & NVME_CSTS_CFS) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
+	if ((req->sqe.flags & 0xC3) != NVME_CMD_PSDT_SGL_MPTR_CONTIG)
+		return NVME_SC_INVALID_FIELD;
+	return sq->qid ? ernic_io_check(req) : NVME_SC_SUCCESS;
+}
+
 enum ernic_exec ernic_req_exec(struct ernic_req *req)
 {
 	struct ernic_sq *sq = req->sq;

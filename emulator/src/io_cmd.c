@@ -188,3 +188,36 @@ uint16_t ernic_io_exec(struct ernic_req *req)
 		return NVME_SC_INVALID_OPCODE;
 	}
 }
+
+uint16_t ernic_io_check(const struct ernic_req *req)
+{
+	const struct ernic_target *tgt = req->sq->tgt;
+	const struct ernic_ns *ns;
+	uint32_t nsid = req->sqe.nsid;
+	uint64_t len;
+	uint32_t sgl_len;
+
+	/* The checks ernic_io_exec() and io_rw() make before mapping data, in their order. */
+	if (req->sq->ctrlr->discovery)
+		return NVME_SC_INVALID_OPCODE;
+	if (nsid - 1 >= tgt->nr_ns)
+		return req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF ? NVME_SC_SUCCESS : NVME_SC_INVALID_NS;
+	ns = &tgt->ns[nsid - 1];
+	switch (req->sqe.opc) {
+	case NVME_CMD_READ:
+	case NVME_CMD_WRITE:
+		len = (uint64_t)cmd_nlb(&req->sqe) << ns->lba_shift;
+		sgl_len = ernic_req_sgl_len(req);
+		if (sgl_len > ERNIC_MAX_XFER || len > ERNIC_MAX_XFER || sgl_len != len)
+			return NVME_SC_SGL_INVALID_DATA_LEN;
+		if (!lba_range_ok(ns, cmd_slba(&req->sqe), cmd_nlb(&req->sqe)))
+			return NVME_SC_LBA_RANGE;
+		return NVME_SC_SUCCESS;
+	case NVME_CMD_FLUSH:
+	case NVME_CMD_WRITE_ZEROES:
+	case NVME_CMD_DSM:
+		return NVME_SC_SUCCESS;
+	default:
+		return NVME_SC_INVALID_OPCODE;
+	}
+}

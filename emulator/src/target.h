@@ -210,6 +210,13 @@ void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct e
 void ernic_sq_destroy(struct ernic_sq *sq);
 /* Run one command to completion (or hold it); fills req->cqe either way. */
 enum ernic_exec ernic_req_exec(struct ernic_req *req);
+/*
+ * What ernic_req_exec() would refuse a command with before touching its data,
+ * judged from the SQE and the queue alone: a transport that must solicit the
+ * data (an NVMe/TCP R2T) asks first and, on a non-zero status, runs the
+ * command without it. NVME_SC_SUCCESS means only that the data may be wanted.
+ */
+uint16_t ernic_req_check(const struct ernic_req *req);
 
 /* Data length the command's SGL describes (keyed or unkeyed formats). */
 uint32_t ernic_req_sgl_len(const struct ernic_req *req);
@@ -238,6 +245,8 @@ bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostn
 uint16_t ernic_fabrics_exec(struct ernic_req *req);
 uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held);
 uint16_t ernic_io_exec(struct ernic_req *req);
+/* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS. */
+uint16_t ernic_io_check(const struct ernic_req *req);
 
 /* The in-process transport's poller threads: started by ernic_target_create. */
 int ernic_inproc_start(struct ernic_target *tgt, uint32_t pollers, char *err, size_t errlen);

@@ -23,6 +23,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -54,6 +55,13 @@
 #define TCP_BUSY_POLL_NS 50000ull
 /* A command's data buffer: one MDTS transfer, or the largest in-capsule data. */
 #define TCP_REQ_BUF_SIZE MAX(ERNIC_MAX_XFER, ERNIC_TCP_IN_CAPSULE_DATA)
+/*
+ * What a slot allocates first: enough for in-capsule data, Connect and admin
+ * pages. It grows to TCP_REQ_BUF_SIZE the first time a larger transfer needs
+ * it and keeps that, so a socket that never connects costs a few KiB, not
+ * TCP_REQ_BUF_SIZE per slot.
+ */
+#define TCP_REQ_BUF_SMALL ERNIC_TCP_IN_CAPSULE_DATA
 /* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
 #define TCP_CONNECT_CATTR_DISABLE_SQFLOW (1u << 2)
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
@@ -75,7 +83,8 @@ struct tcp_req {
 	struct ernic_req req;
 	struct tcp_conn *conn;
 	enum tcp_req_state state;
-	uint8_t *buf;	   /* TCP_REQ_BUF_SIZE bytes, allocated on first use and kept */
+	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown once, kept */
+	uint32_t buf_size;
 	uint32_t h2c_len;  /* host to controller bytes held in buf */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
 	uint32_t h2c_rcvd; /* of which arrived */
@@ -114,6 +123,8 @@ struct tcp_conn {
 	/* Receive side: the connection thread only */
 	uint32_t nr_need_data;
 	uint64_t next_check_ns;
+	uint64_t opened_ns;    /* ICReq and Connect are due within the idle timeout of this */
+	uint64_t pdu_stall_ns; /* when a PDU, partly received, first had to wait; 0 at a boundary */
 	uint8_t hdr[TCP_MAX_HLEN];
 	uint32_t hdr_len; /* header bytes held, for the C2HTermReq copy */
 	uint8_t scratch[TCP_MAX_PAD];
@@ -130,6 +141,8 @@ struct ernic_tcp_port {
 	FILE *log;
 	char ident[64];
 	uint32_t maxh2cdata;
+	unsigned int max_connections;
+	uint64_t idle_timeout_ns;
 	int listen_fd;
 	uint16_t portnum;
 	pthread_t accept_thread;
@@ -328,6 +341,37 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 
 /* --------------------------------------------------------------- requests */
 
+/* LIFO, so a lightly loaded queue keeps reusing the same few buffers. */
+static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	treq->state = TCP_REQ_FREE;
+	treq->next_free = conn->free_reqs;
+	conn->free_reqs = treq;
+}
+
+static void tcp_req_put(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	pthread_mutex_lock(&conn->lock);
+	tcp_req_put_locked(conn, treq);
+	pthread_mutex_unlock(&conn->lock);
+}
+
+/* Make the slot's buffer hold @len bytes (at most TCP_REQ_BUF_SIZE); its contents are not kept. */
+static int tcp_req_buf_reserve(struct tcp_req *treq, uint32_t len)
+{
+	uint8_t *buf;
+
+	if (ERNIC_LIKELY(len <= treq->buf_size))
+		return 0;
+	buf = malloc(TCP_REQ_BUF_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	free(treq->buf);
+	treq->buf = buf;
+	treq->buf_size = TCP_REQ_BUF_SIZE;
+	return 0;
+}
+
 static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 {
 	struct tcp_req *treq;
@@ -340,14 +384,12 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	if (!treq)
 		return NULL;
 	if (!treq->buf) {
-		treq->buf = malloc(TCP_REQ_BUF_SIZE);
+		treq->buf = malloc(TCP_REQ_BUF_SMALL);
 		if (!treq->buf) {
-			pthread_mutex_lock(&conn->lock);
-			treq->next_free = conn->free_reqs;
-			conn->free_reqs = treq;
-			pthread_mutex_unlock(&conn->lock);
+			tcp_req_put(conn, treq);
 			return NULL;
 		}
+		treq->buf_size = TCP_REQ_BUF_SMALL;
 	}
 	memset(&treq->req, 0, sizeof(treq->req));
 	treq->req.sq = &conn->sq;
@@ -355,14 +397,6 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = 0;
 	treq->h2c_map = NULL;
 	return treq;
-}
-
-/* LIFO, so a lightly loaded queue keeps reusing the same few buffers. */
-static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
-{
-	treq->state = TCP_REQ_FREE;
-	treq->next_free = conn->free_reqs;
-	conn->free_reqs = treq;
 }
 
 /* Data direction of a command: the opcode's bits 1:0, a Fabrics command's fctype's. */
@@ -411,6 +445,8 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 		}
 		if (dir != NVME_DATA_CTRL_TO_HOST)
 			return NVME_SC_INVALID_FIELD;
+		if (tcp_req_buf_reserve(treq, len))
+			return NVME_SC_INTERNAL;
 		treq->c2h_len = len;
 		*buf = treq->buf;
 		return NVME_SC_SUCCESS;
@@ -502,6 +538,18 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	ernic_target_check_keep_alive(port->tgt);
 	if (ernic_sq_ctrlr_fatal(&conn->sq))
 		return -ETIMEDOUT;
+	/*
+	 * A peer holding a thread and its slots without becoming a queue, or
+	 * stopping in the middle of a PDU. An idle connected queue is left to
+	 * keep-alive, as a host with KATO 0 asked for.
+	 */
+	if (!conn->connected && now - conn->opened_ns >= port->idle_timeout_ns) {
+		tcp_log(port, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
+			port->idle_timeout_ns / 1000000);
+		return -ETIME;
+	}
+	if (!at_boundary && conn->pdu_stall_ns && now - conn->pdu_stall_ns >= port->idle_timeout_ns)
+		return -ETIME;
 	if (atomic_load(&port->stopping)) {
 		if (at_boundary && !conn->nr_need_data)
 			return -ESHUTDOWN;
@@ -572,6 +620,9 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 
 		struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
 
+		/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
+		if (!(boundary && got == 0) && !conn->pdu_stall_ns)
+			conn->pdu_stall_ns = ernic_now_ns();
 		if (poll(&pfd, 1, ERNIC_TCP_POLL_MS) == 0 || ernic_now_ns() >= conn->next_check_ns) {
 			rc = tcp_conn_check(conn, boundary && got == 0);
 			if (rc)
@@ -735,16 +786,26 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 		return tcp_reject_cmd(conn, &pdu->cmd, pad, datal);
 	treq->req.sqe = pdu->cmd;
 	if (datal) {
+		/* TCP_REQ_BUF_SMALL holds any in-capsule data: no allocation here. */
 		rc = tcp_recv_data(conn, treq->buf, pad, datal);
 		if (rc)
 			return rc;
 		treq->h2c_len = datal;
 	}
 
-	/* Host to controller data not in the capsule is solicited before exec. */
+	/*
+	 * Host to controller data not in the capsule is solicited before exec,
+	 * but only for a command that can use it: one the core would refuse
+	 * (not connected, a wrong namespace or LBA range, an SGL over MDTS) runs
+	 * without its data and completes with that status, no R2T sent.
+	 */
 	if (!datal && tcp_cmd_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
-	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE) {
+	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE && !ernic_req_check(&treq->req)) {
+		if (tcp_req_buf_reserve(treq, sgl->unkeyed.length)) {
+			tcp_req_put(conn, treq);
+			return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
+		}
 		treq->state = TCP_REQ_NEED_DATA;
 		treq->r2t_len = sgl->unkeyed.length;
 		conn->nr_need_data++;
@@ -809,6 +870,7 @@ static int tcp_recv_pdu(struct tcp_conn *conn)
 	int rc;
 
 	conn->hdr_len = 0;
+	conn->pdu_stall_ns = 0;
 	if (ernic_now_ns() >= conn->next_check_ns) {
 		rc = tcp_conn_check(conn, true);
 		if (rc)
@@ -904,6 +966,8 @@ static const char *tcp_close_reason(int rc)
 		return "transport error";
 	case -ECONNABORTED:
 		return "host terminated the connection";
+	case -ETIME:
+		return "idle timeout inside a PDU";
 	default:
 		return strerror(-rc);
 	}
@@ -1004,6 +1068,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	conn->port = port;
 	conn->fd = fd;
 	conn->c2h_align = 4;
+	conn->opened_ns = ernic_now_ns();
 	pthread_mutex_init(&conn->lock, NULL);
 	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
 	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
@@ -1026,6 +1091,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	tcp_port_reap_locked(port);
 	if (atomic_load(&port->stopping)) {
 		rc = -ESHUTDOWN;
+	} else if (port->nr_conns >= port->max_connections) {
+		rc = -EBUSY;
 	} else {
 		rc = -pthread_create(&conn->thread, NULL, tcp_conn_thread, conn);
 		if (!rc) {
@@ -1035,6 +1102,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 		}
 	}
 	pthread_mutex_unlock(&port->lock);
+	if (rc == -EBUSY)
+		tcp_log(port, "peer %s: closed at once: %u connections is the limit", conn->peer, port->max_connections);
 	if (rc) {
 		ernic_sq_destroy(&conn->sq);
 		close(fd);
@@ -1062,6 +1131,9 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	port->log = opts ? opts->log : NULL;
 	snprintf(port->ident, sizeof(port->ident), "%s", opts && opts->ident ? opts->ident : "ernic-tcp");
 	port->maxh2cdata = maxh2cdata;
+	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
+	port->idle_timeout_ns =
+		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;
 	port->listen_fd = -1;
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);

@@ -23,6 +23,15 @@
  * queue (NVME_TCP_ADMIN_CCSZ, 8 KiB) whatever IOCCSZ says.
  */
 #define ERNIC_TCP_IN_CAPSULE_DATA (8u * 1024)
+/*
+ * Connections a port serves at once: each is a thread and up to
+ * ERNIC_MAX_QUEUE_SIZE request slots, so a peer opening sockets in a loop
+ * must not be able to exhaust the process. 256 is 64 controllers of an admin
+ * and three I/O queues each.
+ */
+#define ERNIC_TCP_MAX_CONNECTIONS 256
+/* Time to complete ICReq and Connect, or to finish a PDU once started. */
+#define ERNIC_TCP_IDLE_TIMEOUT_MS 10000
 /* How often a connection thread wakes to check keep-alive and shutdown. */
 #define ERNIC_TCP_POLL_MS 100
 
@@ -35,11 +44,18 @@ struct ernic_tcp_port;
  * @ident: prefix of those lines (default "ernic-tcp")
  * @maxh2cdata: MAXH2CDATA to advertise (0: ERNIC_TCP_MAXH2CDATA); at least 4096
  *	and a multiple of 4, as a Linux host requires
+ * @max_connections: connections served at once (0: ERNIC_TCP_MAX_CONNECTIONS);
+ *	one more is closed as soon as it is accepted
+ * @idle_timeout_ms: how long a connection may take to complete ICReq and
+ *	Connect, and to finish a PDU once it started (0: ERNIC_TCP_IDLE_TIMEOUT_MS);
+ *	a connected queue idle between PDUs is keep-alive's to judge, not this
  */
 struct ernic_tcp_port_opts {
 	FILE *log;
 	const char *ident;
 	uint32_t maxh2cdata;
+	unsigned int max_connections;
+	unsigned int idle_timeout_ms;
 };
 
 int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_opts *opts,
