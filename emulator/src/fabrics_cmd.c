@@ -44,7 +44,7 @@ static uint16_t fabrics_connect(struct ernic_req *req)
 	discovery = !strcmp(data.subnqn, NVMF_DISC_NQN);
 	if (!discovery && strcmp(data.subnqn, tgt->subnqn))
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(subnqn));
-	if (!data.hostnqn[0])
+	if (!data.hostnqn[0] && tgt->allow_hosts)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(hostnqn));
 	if (!discovery && !ernic_target_host_allowed(tgt, data.hostnqn))
 		return NVME_SC_CONNECT_INVALID_HOST;

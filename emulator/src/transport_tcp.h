@@ -32,6 +32,12 @@
 #define ERNIC_TCP_MAX_CONNECTIONS 256
 /* Time to complete ICReq and Connect, or to finish a PDU once started. */
 #define ERNIC_TCP_IDLE_TIMEOUT_MS 10000
+/*
+ * Log lines of one kind (connect, connect refused, disconnect, transport
+ * error, connection closed early) a port writes per second; the rest are
+ * counted in one "suppressed N similar lines" line.
+ */
+#define ERNIC_TCP_LOG_BURST 32
 /* How often a connection thread wakes to check keep-alive and shutdown. */
 #define ERNIC_TCP_POLL_MS 100
 
@@ -40,7 +46,8 @@ struct ernic_tcp_port;
 /**
  * struct ernic_tcp_port_opts - how a port behaves
  * @log: one line per connect and disconnect (host NQN, qid, cntlid, peer)
- *	and per fatal transport error; NULL logs nothing
+ *	and per fatal transport error, at most ERNIC_TCP_LOG_BURST of a kind per
+ *	second, host NQNs escaped; NULL logs nothing
  * @ident: prefix of those lines (default "ernic-tcp")
  * @maxh2cdata: MAXH2CDATA to advertise (0: ERNIC_TCP_MAXH2CDATA); at least 4096
  *	and a multiple of 4, as a Linux host requires
