@@ -28,10 +28,13 @@
 /* How long a shutdown waits for commands still receiving data. */
 #define ERNICD_STOP_GRACE_MS 5000
 #define ERNICD_MAX_ALLOW 64
+#define ERNICD_DEFAULT_IDLE_S 10
+#define ERNICD_XSTR(x) #x
+#define ERNICD_STR(x) ERNICD_XSTR(x)
 
 static const char usage[] =
 	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
-	"              [--stats PATH]\n"
+	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
 	"\n"
 	"Serve one NVMe over Fabrics subsystem over NVMe/TCP.\n"
 	"\n"
@@ -42,6 +45,13 @@ static const char usage[] =
 	"                      for more namespaces (the first sets queues and queue_size).\n"
 	"                      Default: $ERNIC_BACKEND, else nvmeof:size=1G,bs=4096 in RAM\n"
 	"  --allow-host NQN    accept Connect only from these host NQNs (repeat); default any host\n"
+	"  --max-connections N connections served at once (1..65536, default " ERNICD_STR(ERNIC_TCP_MAX_CONNECTIONS)
+	");\n"
+	"                      one more is closed as soon as it is accepted\n"
+	"  --idle-timeout SECONDS  close a connection that has not completed ICReq and Connect\n"
+	"                      within SECONDS, or stops inside a PDU that long (1..3600, default "
+	ERNICD_STR(ERNICD_DEFAULT_IDLE_S) ");\n"
+	"                      a connected queue idle between commands is keep-alive's to judge\n"
 	"  --stats PATH        also write the counters JSON to PATH on SIGUSR1 and at exit\n"
 	"  --help              this text\n"
 	"\n"
@@ -59,6 +69,8 @@ struct ernicd_opts {
 	const char *allow[ERNICD_MAX_ALLOW + 1];
 	unsigned int nr_allow;
 	const char *stats;
+	unsigned int max_connections;
+	unsigned int idle_timeout_s;
 };
 
 static void __attribute__((noreturn)) bad_arg(const char *opt, const char *value, const char *why)
@@ -99,15 +111,33 @@ static void parse_listen(const char *arg, struct ernicd_opts *o)
 	snprintf(o->port, sizeof(o->port), "%ld", port);
 }
 
+/* A decimal in [min, max], else exit 2 naming the option and the value. */
+static unsigned int parse_uint(const char *opt, const char *arg, unsigned long min, unsigned long max)
+{
+	char *end, why[64];
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || !arg[0] || *end || arg[0] == '-' || v < min || v > max) {
+		snprintf(why, sizeof(why), "must be %lu..%lu", min, max);
+		bad_arg(opt, arg, why);
+	}
+	return (unsigned int)v;
+}
+
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
-	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h' };
+	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
+	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "allow-host", required_argument, NULL, OPT_ALLOW },
 		{ "stats", required_argument, NULL, OPT_STATS },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
+		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -116,6 +146,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	snprintf(o->addr, sizeof(o->addr), "%s", ERNICD_DEFAULT_ADDR);
 	snprintf(o->port, sizeof(o->port), "%s", ERNICD_DEFAULT_PORT);
 	o->nqn = ERNIC_DEFAULT_SUBNQN;
+	o->max_connections = ERNIC_TCP_MAX_CONNECTIONS;
+	o->idle_timeout_s = ERNICD_DEFAULT_IDLE_S;
 	/* getopt's own messages take two lines and no value: report here instead. */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -145,6 +177,12 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			if (!optarg[0])
 				bad_arg("--stats", optarg, "empty path");
 			o->stats = optarg;
+			break;
+		case OPT_MAX_CONNS:
+			o->max_connections = parse_uint("--max-connections", optarg, 1, 65536);
+			break;
+		case OPT_IDLE:
+			o->idle_timeout_s = parse_uint("--idle-timeout", optarg, 1, 3600);
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -225,6 +263,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	popts.max_connections = o.max_connections;
+	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;
 	topts.allow_hosts = o.nr_allow ? o.allow : NULL;
 	rc = ernic_target_create(&cfgs[0], &topts, &tgt, err, sizeof(err));

@@ -292,8 +292,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ "bs", CFG_BYTES, CFG_FIELD(bs), 512, 4096, { 512, 4096 }, false },
 	{ "file", CFG_PATH, CFG_FIELD(file), 0, 0, { 0 }, false },
 	{ "queues", CFG_DEC, CFG_FIELD(queues), 0, UINT32_MAX, { 0 }, true },
-	/* 65536 entries is MQES 0xFFFF, the most CAP can report. */
-	{ "queue_size", CFG_DEC, CFG_FIELD(queue_size), 2, 65536, { 0 }, false },
+	/* ERNIC_MAX_QUEUE_SIZE: no 16-bit field (MAXCMD, the SQ size) wraps; see ernic.h. */
+	{ "queue_size", CFG_DEC, CFG_FIELD(queue_size), 2, ERNIC_MAX_QUEUE_SIZE, { 0 }, false },
 	{ "max_mr", CFG_DEC, CFG_FIELD(max_mr), 64, ERNIC_MR_TABLE_LIMIT, { 0 }, false },
 	{ "pollers", CFG_DEC, CFG_FIELD(pollers), 1, 64, { 0 }, false },
 	{ "fault", CFG_FAULT, CFG_FIELD(fault), 0, 0, { 0 }, false },

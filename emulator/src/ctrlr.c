@@ -631,6 +631,40 @@ static uint16_t ctrlr_exec(struct ernic_req *req, enum ernic_exec *ex)
 	return ernic_io_exec(req);
 }
 
+/*
+ * What every non-Fabrics command must pass before a command set sees it: a
+ * connected queue, an enabled and healthy controller (only Fabrics commands
+ * while it is disabled, Fabrics 3.5), SGLs and no fused operation.
+ */
+static inline uint16_t req_gate(const struct ernic_req *req)
+{
+	const struct ernic_sq *sq = req->sq;
+	uint32_t csts;
+
+	if (ERNIC_UNLIKELY(!sq->connected))
+		return NVME_SC_CMD_SEQ_ERROR;
+	csts = atomic_load_explicit(&sq->ctrlr->csts, memory_order_relaxed);
+	if (ERNIC_UNLIKELY((csts & (NVME_CSTS_RDY | NVME_CSTS_CFS)) != NVME_CSTS_RDY))
+		return (csts & NVME_CSTS_CFS) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
+	if (ERNIC_UNLIKELY((req->sqe.flags & 0xC3) != NVME_CMD_PSDT_SGL_MPTR_CONTIG))
+		return NVME_SC_INVALID_FIELD; /* fused commands, or PRPs: not over fabrics */
+	return NVME_SC_SUCCESS;
+}
+
+uint16_t ernic_req_check(const struct ernic_req *req)
+{
+	uint16_t status;
+
+	if (req->sqe.opc == NVME_FABRICS_COMMAND)
+		return ernic_fabrics_check(req);
+	status = req_gate(req);
+	if (status || req->sq->qid == 0)
+		return status;
+	if (req->sq->ctrlr->discovery)
+		return NVME_SC_INVALID_OPCODE;
+	return ernic_io_check(req);
+}
+
 enum ernic_exec ernic_req_exec(struct ernic_req *req)
 {
 	struct ernic_sq *sq = req->sq;
@@ -655,19 +689,9 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 			ctrlr_detach_sq(sq);
 		return ERNIC_EXEC_DONE;
 	}
-	if (ERNIC_UNLIKELY(!sq->connected)) {
-		status = NVME_SC_CMD_SEQ_ERROR;
-	} else {
-		uint32_t csts = atomic_load_explicit(&sq->ctrlr->csts, memory_order_relaxed);
-
-		/* Only Fabrics commands while the controller is disabled (Fabrics 3.5). */
-		if (ERNIC_UNLIKELY((csts & (NVME_CSTS_RDY | NVME_CSTS_CFS)) != NVME_CSTS_RDY))
-			status = (csts & NVME_CSTS_CFS) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
-		else if (ERNIC_UNLIKELY((req->sqe.flags & 0xC3) != NVME_CMD_PSDT_SGL_MPTR_CONTIG))
-			status = NVME_SC_INVALID_FIELD; /* fused commands, or PRPs: not over fabrics */
-		else
-			status = ctrlr_exec(req, &ex);
-	}
+	status = req_gate(req);
+	if (ERNIC_LIKELY(status == NVME_SC_SUCCESS))
+		status = ctrlr_exec(req, &ex);
 	if (ex == ERNIC_EXEC_HELD)
 		return ex;
 	ernic_req_set_status(req, status);

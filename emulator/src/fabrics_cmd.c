@@ -23,6 +23,23 @@ static uint16_t connect_invalid(struct ernic_req *req, uint32_t iattr, uint16_t 
  * admin Connect never creates a controller. On success @data holds the data
  * with both NQNs terminated and *@discovery says which subsystem it names.
  */
+uint16_t ernic_fabrics_check(const struct ernic_req *req)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	const struct ernic_sq *sq = req->sq;
+
+	if (cmd->fctype != NVMF_FCTYPE_CONNECT)
+		return sq->connected ? NVME_SC_SUCCESS : NVME_SC_CMD_SEQ_ERROR;
+	if (sq->connected)
+		return NVME_SC_CMD_SEQ_ERROR;
+	if (cmd->recfmt != 0)
+		return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;
+	/* The exact rule ernic_req_map_data_exact() applies to the Connect data. */
+	if (ernic_req_sgl_len(req) != sizeof(struct nvmf_connect_data))
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	return NVME_SC_SUCCESS;
+}
+
 static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *data, bool *discovery)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
@@ -31,10 +48,9 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
 	void *buf;
 	uint16_t status;
 
-	if (sq->connected)
-		return NVME_SC_CMD_SEQ_ERROR;
-	if (cmd->recfmt != 0)
-		return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;
+	status = ernic_fabrics_check(req);
+	if (status)
+		return status;
 	status = ernic_req_map_data_exact(req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &buf);
 	if (status)
 		return status;
@@ -46,7 +62,7 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
 	*discovery = !strcmp(data->subnqn, NVMF_DISC_NQN);
 	if (!*discovery && strcmp(data->subnqn, tgt->subnqn))
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(subnqn));
-	if (!data->hostnqn[0])
+	if (!data->hostnqn[0] && tgt->allow_hosts)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(hostnqn));
 	if (!*discovery && !ernic_target_host_allowed(tgt, data->hostnqn))
 		return NVME_SC_CONNECT_INVALID_HOST;

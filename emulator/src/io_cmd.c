@@ -66,6 +66,33 @@ static inline uint32_t write_flags(const struct ernic_req *req)
 	return (req->sqe.cdw12 & NVME_RW_FUA) || !req->sq->ctrlr->vwc ? ERNIC_NS_FUA : 0;
 }
 
+/* What a Read or Write's CDWs alone decide, before its data is mapped. */
+static inline uint16_t io_rw_check(const struct ernic_req *req, const struct ernic_ns *ns)
+{
+	uint32_t nlb = cmd_nlb(&req->sqe);
+
+	/* No more than MDTS allows: a host that splits correctly never sees this. */
+	if (ERNIC_UNLIKELY(((uint64_t)nlb << ns->lba_shift) > ERNIC_MAX_XFER))
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	if (ERNIC_UNLIKELY(!lba_range_ok(ns, cmd_slba(&req->sqe), nlb)))
+		return NVME_SC_LBA_RANGE;
+	return NVME_SC_SUCCESS;
+}
+
+/* The namespace an I/O command names; NULL with success for a Flush of every namespace. */
+static inline uint16_t io_resolve_ns(const struct ernic_req *req, struct ernic_ns **ns)
+{
+	struct ernic_target *tgt = req->sq->tgt;
+	uint32_t nsid = req->sqe.nsid;
+
+	*ns = NULL;
+	if (ERNIC_LIKELY(nsid - 1 < tgt->nr_ns))
+		*ns = &tgt->ns[nsid - 1];
+	else if (!(req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF))
+		return NVME_SC_INVALID_NS;
+	return NVME_SC_SUCCESS;
+}
+
 static uint16_t io_rw(struct ernic_req *req, bool write)
 {
 	struct ernic_ns *ns = req->ns;
@@ -78,11 +105,9 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 	uint16_t status;
 	int rc;
 
-	/* No more than MDTS allows: a host that splits correctly never sees this. */
-	if (ERNIC_UNLIKELY(len > ERNIC_MAX_XFER))
-		return NVME_SC_SGL_INVALID_DATA_LEN;
-	if (ERNIC_UNLIKELY(!lba_range_ok(ns, slba, nlb)))
-		return NVME_SC_LBA_RANGE;
+	status = io_rw_check(req, ns);
+	if (ERNIC_UNLIKELY(status))
+		return status;
 	status = ernic_req_map_data_exact(req, (uint32_t)len,
 					  write ? NVME_DATA_HOST_TO_CTRL : NVME_DATA_CTRL_TO_HOST, &buf);
 	if (ERNIC_UNLIKELY(status))
@@ -174,14 +199,10 @@ static uint16_t io_dsm(struct ernic_req *req)
 
 uint16_t ernic_io_exec(struct ernic_req *req)
 {
-	struct ernic_target *tgt = req->sq->tgt;
-	uint32_t nsid = req->sqe.nsid;
+	uint16_t status = io_resolve_ns(req, &req->ns);
 
-	if (ERNIC_LIKELY(nsid - 1 < tgt->nr_ns))
-		req->ns = &tgt->ns[nsid - 1];
-	else if (!(req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF))
-		return NVME_SC_INVALID_NS;
-
+	if (ERNIC_UNLIKELY(status))
+		return status;
 	switch (req->sqe.opc) {
 	case NVME_CMD_READ:
 		return io_rw(req, false);
@@ -193,6 +214,30 @@ uint16_t ernic_io_exec(struct ernic_req *req)
 		return io_write_zeroes(req);
 	case NVME_CMD_DSM:
 		return io_dsm(req);
+	default:
+		return NVME_SC_INVALID_OPCODE;
+	}
+}
+
+uint16_t ernic_io_check(const struct ernic_req *req)
+{
+	struct ernic_ns *ns;
+	uint16_t status = io_resolve_ns(req, &ns);
+
+	if (status)
+		return status;
+	switch (req->sqe.opc) {
+	case NVME_CMD_READ:
+	case NVME_CMD_WRITE:
+		status = io_rw_check(req, ns);
+		/* The exact rule ernic_req_map_data_exact() applies next. */
+		if (!status && ernic_req_sgl_len(req) != (uint64_t)cmd_nlb(&req->sqe) << ns->lba_shift)
+			status = NVME_SC_SGL_INVALID_DATA_LEN;
+		return status;
+	case NVME_CMD_FLUSH:
+	case NVME_CMD_WRITE_ZEROES:
+	case NVME_CMD_DSM:
+		return NVME_SC_SUCCESS;
 	default:
 		return NVME_SC_INVALID_OPCODE;
 	}

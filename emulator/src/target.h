@@ -236,6 +236,13 @@ void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct e
 void ernic_sq_destroy(struct ernic_sq *sq);
 /* Run one command to completion (or hold it); fills req->cqe either way. */
 enum ernic_exec ernic_req_exec(struct ernic_req *req);
+/*
+ * What ernic_req_exec() would refuse a command with before touching its data,
+ * judged from the SQE and the queue alone: a transport that must solicit the
+ * data (an NVMe/TCP R2T) asks first and, on a non-zero status, runs the
+ * command without it. NVME_SC_SUCCESS means only that the data may be wanted.
+ */
+uint16_t ernic_req_check(const struct ernic_req *req);
 
 /* Data length the command's SGL describes (keyed or unkeyed formats). */
 uint32_t ernic_req_sgl_len(const struct ernic_req *req);
@@ -280,6 +287,10 @@ uint16_t ernic_fabrics_exec(struct ernic_req *req);
 uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held);
 uint16_t ernic_discovery_exec(struct ernic_req *req, enum ernic_exec *held);
 uint16_t ernic_io_exec(struct ernic_req *req);
+/* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS. */
+uint16_t ernic_io_check(const struct ernic_req *req);
+/* ernic_req_check() for a Fabrics command: queue state, and for Connect its format and data length. */
+uint16_t ernic_fabrics_check(const struct ernic_req *req);
 
 /* ------------------------------ admin helpers shared with discovery_cmd.c */
 

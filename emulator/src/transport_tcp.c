@@ -23,6 +23,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -54,6 +55,13 @@
 #define TCP_BUSY_POLL_NS 50000ull
 /* A command's data buffer: one MDTS transfer, or the largest in-capsule data. */
 #define TCP_REQ_BUF_SIZE MAX(ERNIC_MAX_XFER, ERNIC_TCP_IN_CAPSULE_DATA)
+/*
+ * What a slot allocates first: enough for in-capsule data, Connect and admin
+ * pages. It grows to TCP_REQ_BUF_SIZE the first time a larger transfer needs
+ * it and keeps that, so a socket that never connects costs a few KiB, not
+ * TCP_REQ_BUF_SIZE per slot.
+ */
+#define TCP_REQ_BUF_SMALL ERNIC_TCP_IN_CAPSULE_DATA
 /* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
 #define TCP_CONNECT_CATTR_DISABLE_SQFLOW (1u << 2)
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
@@ -69,13 +77,32 @@ enum tcp_req_state {
 	TCP_REQ_EXECUTING, /* in the core, or held there (AER) */
 };
 
+/* What a log line reports; each kind is rate-limited on its own. */
+enum tcp_log_kind {
+	TCP_LOG_CONNECT,
+	TCP_LOG_CONNECT_REFUSED,
+	TCP_LOG_DISCONNECT,
+	TCP_LOG_TRANSPORT_ERROR,
+	TCP_LOG_CLOSED_EARLY, /* over the connection cap, or no Connect in time */
+	TCP_LOG_NR,
+};
+
+#define TCP_LOG_WINDOW_NS 1000000000ull
+
+struct tcp_log_limit {
+	uint64_t window_ns; /* start of the current one-second window */
+	unsigned int lines; /* written in it */
+	unsigned int suppressed;
+};
+
 struct tcp_conn;
 
 struct tcp_req {
 	struct ernic_req req;
 	struct tcp_conn *conn;
 	enum tcp_req_state state;
-	uint8_t *buf;	   /* TCP_REQ_BUF_SIZE bytes, allocated on first use and kept */
+	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown once, kept */
+	uint32_t buf_size;
 	uint32_t h2c_len;  /* host to controller bytes held in buf */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
 	uint32_t h2c_rcvd; /* of which arrived */
@@ -101,7 +128,7 @@ struct tcp_conn {
 	bool connected;
 	uint16_t qid;
 	uint16_t cntlid;
-	char hostnqn[NVMF_NQN_SIZE];
+	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by tcp_log_str() */
 
 	pthread_mutex_t lock; /* sends, the free list, @dead, @sqflow_disabled */
 	bool dead;	      /* the socket is going away: sends are dropped */
@@ -114,6 +141,8 @@ struct tcp_conn {
 	/* Receive side: the connection thread only */
 	uint32_t nr_need_data;
 	uint64_t next_check_ns;
+	uint64_t opened_ns;    /* ICReq and Connect are due within the idle timeout of this */
+	uint64_t pdu_stall_ns; /* when a PDU, partly received, first had to wait; 0 at a boundary */
 	uint8_t hdr[TCP_MAX_HLEN];
 	uint32_t hdr_len; /* header bytes held, for the C2HTermReq copy */
 	uint8_t scratch[TCP_MAX_PAD];
@@ -128,8 +157,12 @@ struct tcp_conn {
 struct ernic_tcp_port {
 	struct ernic_target *tgt;
 	FILE *log;
+	pthread_mutex_t log_lock; /* @log_limits, and one line at a time */
+	struct tcp_log_limit log_limits[TCP_LOG_NR];
 	char ident[64];
 	uint32_t maxh2cdata;
+	unsigned int max_connections;
+	uint64_t idle_timeout_ns;
 	int listen_fd;
 	uint16_t portnum;
 	pthread_t accept_thread;
@@ -155,21 +188,101 @@ static const struct ernic_transport_ops tcp_ops = {
 	.in_capsule_data_size = ERNIC_TCP_IN_CAPSULE_DATA,
 };
 
-static void tcp_log(struct ernic_tcp_port *port, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* -------------------------------------------------------------------- log */
 
-static void tcp_log(struct ernic_tcp_port *port, const char *fmt, ...)
+static const char *const tcp_log_kind_name[TCP_LOG_NR] = {
+	[TCP_LOG_CONNECT] = "connect",
+	[TCP_LOG_CONNECT_REFUSED] = "connect refused",
+	[TCP_LOG_DISCONNECT] = "disconnect",
+	[TCP_LOG_TRANSPORT_ERROR] = "transport error",
+	[TCP_LOG_CLOSED_EARLY] = "connection closed early",
+};
+
+/*
+ * A peer-controlled string (a host NQN) made fit for one log line: bytes
+ * outside printable ASCII, and the backslash itself, become \xNN, so a
+ * newline or a terminal escape in a Connect cannot forge or hide lines.
+ * @out holds at least 4 * strlen(@s) + 1 bytes or the text is cut there.
+ */
+static const char *tcp_log_str(const char *s, char *out, size_t len)
 {
-	char line[1024];
+	size_t o = 0;
+
+	if (!*s)
+		return "\"\"";
+	for (; *s && o + 5 <= len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Summaries of lines held back in a window that ended (every window with @force); log_lock held. */
+static void tcp_log_summaries_locked(struct ernic_tcp_port *port, uint64_t now, bool force)
+{
+	for (unsigned int k = 0; k < TCP_LOG_NR; k++) {
+		struct tcp_log_limit *l = &port->log_limits[k];
+
+		if (!l->suppressed || (!force && now - l->window_ns < TCP_LOG_WINDOW_NS))
+			continue;
+		fprintf(port->log, "%s: suppressed %u similar lines: %s\n", port->ident, l->suppressed,
+			tcp_log_kind_name[k]);
+		l->suppressed = 0;
+	}
+	fflush(port->log);
+}
+
+static void tcp_log_flush(struct ernic_tcp_port *port, bool force)
+{
+	if (!port->log)
+		return;
+	pthread_mutex_lock(&port->log_lock);
+	tcp_log_summaries_locked(port, ernic_now_ns(), force);
+	pthread_mutex_unlock(&port->log_lock);
+}
+
+/*
+ * One line, unless ERNIC_TCP_LOG_BURST lines of @kind were written in this
+ * second: any peer can make a port refuse, fail or close as often as it
+ * likes, so past the burst lines are counted and summed up in one line when
+ * the second is over.
+ */
+static void tcp_log(struct ernic_tcp_port *port, enum tcp_log_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void tcp_log(struct ernic_tcp_port *port, enum tcp_log_kind kind, const char *fmt, ...)
+{
+	struct tcp_log_limit *l = &port->log_limits[kind];
+	char line[2048];
+	uint64_t now;
 	va_list ap;
 
 	if (!port->log)
 		return;
+	pthread_mutex_lock(&port->log_lock);
+	now = ernic_now_ns();
+	tcp_log_summaries_locked(port, now, false);
+	if (now - l->window_ns >= TCP_LOG_WINDOW_NS) {
+		l->window_ns = now;
+		l->lines = 0;
+	}
+	if (l->lines == ERNIC_TCP_LOG_BURST) {
+		l->suppressed++;
+		pthread_mutex_unlock(&port->log_lock);
+		return;
+	}
+	l->lines++;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* One fprintf per line, so lines of concurrent connections never mix. */
 	fprintf(port->log, "%s: %s\n", port->ident, line);
 	fflush(port->log);
+	pthread_mutex_unlock(&port->log_lock);
 }
 
 static inline uint32_t tcp_align(uint32_t v, uint32_t a)
@@ -318,8 +431,9 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 	};
 	struct iovec iov[2] = { { &term, sizeof(term) }, { conn->hdr, copy } };
 
-	tcp_log(conn->port, "peer %s qid %u: fatal transport error, pdu type 0x%02x: fes 0x%x fei 0x%x", conn->peer,
-		conn->qid, conn->hdr_len ? bad->type : 0, fes, fei);
+	tcp_log(conn->port, TCP_LOG_TRANSPORT_ERROR,
+		"peer %s qid %u: fatal transport error, pdu type 0x%02x: fes 0x%x fei 0x%x", conn->peer, conn->qid,
+		conn->hdr_len ? bad->type : 0, fes, fei);
 	pthread_mutex_lock(&conn->lock);
 	tcp_sendv_locked(conn, iov, copy ? 2 : 1);
 	pthread_mutex_unlock(&conn->lock);
@@ -327,6 +441,37 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 }
 
 /* --------------------------------------------------------------- requests */
+
+/* LIFO, so a lightly loaded queue keeps reusing the same few buffers. */
+static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	treq->state = TCP_REQ_FREE;
+	treq->next_free = conn->free_reqs;
+	conn->free_reqs = treq;
+}
+
+static void tcp_req_put(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	pthread_mutex_lock(&conn->lock);
+	tcp_req_put_locked(conn, treq);
+	pthread_mutex_unlock(&conn->lock);
+}
+
+/* Make the slot's buffer hold @len bytes (at most TCP_REQ_BUF_SIZE); its contents are not kept. */
+static int tcp_req_buf_reserve(struct tcp_req *treq, uint32_t len)
+{
+	uint8_t *buf;
+
+	if (ERNIC_LIKELY(len <= treq->buf_size))
+		return 0;
+	buf = malloc(TCP_REQ_BUF_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	free(treq->buf);
+	treq->buf = buf;
+	treq->buf_size = TCP_REQ_BUF_SIZE;
+	return 0;
+}
 
 static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 {
@@ -340,14 +485,12 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	if (!treq)
 		return NULL;
 	if (!treq->buf) {
-		treq->buf = malloc(TCP_REQ_BUF_SIZE);
+		treq->buf = malloc(TCP_REQ_BUF_SMALL);
 		if (!treq->buf) {
-			pthread_mutex_lock(&conn->lock);
-			treq->next_free = conn->free_reqs;
-			conn->free_reqs = treq;
-			pthread_mutex_unlock(&conn->lock);
+			tcp_req_put(conn, treq);
 			return NULL;
 		}
+		treq->buf_size = TCP_REQ_BUF_SMALL;
 	}
 	memset(&treq->req, 0, sizeof(treq->req));
 	treq->req.sq = &conn->sq;
@@ -355,14 +498,6 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = 0;
 	treq->h2c_map = NULL;
 	return treq;
-}
-
-/* LIFO, so a lightly loaded queue keeps reusing the same few buffers. */
-static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
-{
-	treq->state = TCP_REQ_FREE;
-	treq->next_free = conn->free_reqs;
-	conn->free_reqs = treq;
 }
 
 /*
@@ -403,6 +538,8 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 		}
 		if (dir != NVME_DATA_CTRL_TO_HOST)
 			return NVME_SC_INVALID_FIELD;
+		if (tcp_req_buf_reserve(treq, len))
+			return NVME_SC_INTERNAL;
 		treq->c2h_len = len;
 		*buf = treq->buf;
 		return NVME_SC_SUCCESS;
@@ -444,13 +581,16 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	uint16_t status = nvme_cqe_status(&treq->req.cqe);
 
 	if (data) {
-		memcpy(conn->hostnqn, data->hostnqn, sizeof(conn->hostnqn) - 1);
-		conn->hostnqn[sizeof(conn->hostnqn) - 1] = '\0';
+		char raw[NVMF_NQN_SIZE];
+
+		memcpy(raw, data->hostnqn, sizeof(raw) - 1);
+		raw[sizeof(raw) - 1] = '\0';
+		tcp_log_str(raw, conn->hostnqn, sizeof(conn->hostnqn));
 	}
 	if (status) {
 		/* Worth a line: an allow list or a wrong NQN shows up here first. */
-		tcp_log(conn->port, "connect refused host %s qid %u peer %s: %s", data ? conn->hostnqn : "?", cmd->qid,
-			conn->peer, ernic_status_str(status));
+		tcp_log(conn->port, TCP_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
+			data ? conn->hostnqn : "?", cmd->qid, conn->peer, ernic_status_str(status));
 		return;
 	}
 	conn->connected = true;
@@ -459,8 +599,8 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	pthread_mutex_lock(&conn->lock);
 	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
 	pthread_mutex_unlock(&conn->lock);
-	tcp_log(conn->port, "connect host %s qid %u cntlid %u peer %s%s", conn->hostnqn, conn->qid, conn->cntlid,
-		conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
+	tcp_log(conn->port, TCP_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s%s", conn->hostnqn, conn->qid,
+		conn->cntlid, conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
 }
 
 static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
@@ -492,8 +632,21 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 
 	conn->next_check_ns = now + ERNIC_TCP_POLL_MS * 1000000ull;
 	ernic_target_check_keep_alive(port->tgt);
+	tcp_log_flush(port, false);
 	if (ernic_sq_ctrlr_fatal(&conn->sq))
 		return -ETIMEDOUT;
+	/*
+	 * A peer holding a thread and its slots without becoming a queue, or
+	 * stopping in the middle of a PDU. An idle connected queue is left to
+	 * keep-alive, as a host with KATO 0 asked for.
+	 */
+	if (!conn->connected && now - conn->opened_ns >= port->idle_timeout_ns) {
+		tcp_log(port, TCP_LOG_CLOSED_EARLY, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
+			port->idle_timeout_ns / 1000000);
+		return -ETIME;
+	}
+	if (!at_boundary && conn->pdu_stall_ns && now - conn->pdu_stall_ns >= port->idle_timeout_ns)
+		return -ETIME;
 	if (atomic_load(&port->stopping)) {
 		if (at_boundary && !conn->nr_need_data)
 			return -ESHUTDOWN;
@@ -564,6 +717,9 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 
 		struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
 
+		/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
+		if (!(boundary && got == 0) && !conn->pdu_stall_ns)
+			conn->pdu_stall_ns = ernic_now_ns();
 		if (poll(&pfd, 1, ERNIC_TCP_POLL_MS) == 0 || ernic_now_ns() >= conn->next_check_ns) {
 			rc = tcp_conn_check(conn, boundary && got == 0);
 			if (rc)
@@ -727,16 +883,26 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 		return tcp_reject_cmd(conn, &pdu->cmd, pad, datal);
 	treq->req.sqe = pdu->cmd;
 	if (datal) {
+		/* TCP_REQ_BUF_SMALL holds any in-capsule data: no allocation here. */
 		rc = tcp_recv_data(conn, treq->buf, pad, datal);
 		if (rc)
 			return rc;
 		treq->h2c_len = datal;
 	}
 
-	/* Host to controller data not in the capsule is solicited before exec. */
+	/*
+	 * Host to controller data not in the capsule is solicited before exec,
+	 * but only for a command that can use it: one the core would refuse
+	 * (not connected, a wrong namespace or LBA range, an SGL over MDTS) runs
+	 * without its data and completes with that status, no R2T sent.
+	 */
 	if (!datal && nvme_sqe_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
-	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE) {
+	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE && !ernic_req_check(&treq->req)) {
+		if (tcp_req_buf_reserve(treq, sgl->unkeyed.length)) {
+			tcp_req_put(conn, treq);
+			return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
+		}
 		treq->state = TCP_REQ_NEED_DATA;
 		treq->r2t_len = sgl->unkeyed.length;
 		conn->nr_need_data++;
@@ -788,8 +954,8 @@ static int tcp_handle_h2c_term(struct tcp_conn *conn)
 	const struct nvme_tcp_term_pdu *term = (const void *)conn->hdr;
 
 	/* The host is closing: a TermReq is never answered with one. */
-	tcp_log(conn->port, "peer %s qid %u: host terminated the connection: fes 0x%x fei 0x%x", conn->peer,
-		conn->qid, term->fes, term->fei);
+	tcp_log(conn->port, TCP_LOG_TRANSPORT_ERROR, "peer %s qid %u: host terminated the connection: fes 0x%x fei 0x%x",
+		conn->peer, conn->qid, term->fes, term->fei);
 	return -ECONNABORTED;
 }
 
@@ -801,6 +967,7 @@ static int tcp_recv_pdu(struct tcp_conn *conn)
 	int rc;
 
 	conn->hdr_len = 0;
+	conn->pdu_stall_ns = 0;
 	if (ernic_now_ns() >= conn->next_check_ns) {
 		rc = tcp_conn_check(conn, true);
 		if (rc)
@@ -896,6 +1063,8 @@ static const char *tcp_close_reason(int rc)
 		return "transport error";
 	case -ECONNABORTED:
 		return "host terminated the connection";
+	case -ETIME:
+		return "idle timeout inside a PDU";
 	default:
 		return strerror(-rc);
 	}
@@ -916,7 +1085,7 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 	 */
 	ernic_sq_destroy(&conn->sq);
 	if (conn->connected)
-		tcp_log(port, "disconnect host %s qid %u cntlid %u peer %s: %s", conn->hostnqn, conn->qid,
+		tcp_log(port, TCP_LOG_DISCONNECT, "disconnect host %s qid %u cntlid %u peer %s: %s", conn->hostnqn, conn->qid,
 			conn->cntlid, conn->peer, tcp_close_reason(reason));
 	close(conn->fd);
 	conn->fd = -1;
@@ -996,6 +1165,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	conn->port = port;
 	conn->fd = fd;
 	conn->c2h_align = 4;
+	conn->opened_ns = ernic_now_ns();
 	pthread_mutex_init(&conn->lock, NULL);
 	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
 	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
@@ -1018,6 +1188,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	tcp_port_reap_locked(port);
 	if (atomic_load(&port->stopping)) {
 		rc = -ESHUTDOWN;
+	} else if (port->nr_conns >= port->max_connections) {
+		rc = -EBUSY;
 	} else {
 		rc = -pthread_create(&conn->thread, NULL, tcp_conn_thread, conn);
 		if (!rc) {
@@ -1027,6 +1199,9 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 		}
 	}
 	pthread_mutex_unlock(&port->lock);
+	if (rc == -EBUSY)
+		tcp_log(port, TCP_LOG_CLOSED_EARLY, "peer %s: closed at once: the limit is %u connections", conn->peer,
+			port->max_connections);
 	if (rc) {
 		ernic_sq_destroy(&conn->sq);
 		close(fd);
@@ -1054,10 +1229,14 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	port->log = opts ? opts->log : NULL;
 	snprintf(port->ident, sizeof(port->ident), "%s", opts && opts->ident ? opts->ident : "ernic-tcp");
 	port->maxh2cdata = maxh2cdata;
+	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
+	port->idle_timeout_ns =
+		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;
 	port->listen_fd = -1;
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
+	pthread_mutex_init(&port->log_lock, NULL);
 	pthread_cond_init(&port->cond, NULL);
 	*out = port;
 	return 0;
@@ -1120,6 +1299,7 @@ static void *tcp_accept_thread(void *arg)
 
 		/* Also the keep-alive clock for controllers whose queues are all idle. */
 		ernic_target_check_keep_alive(port->tgt);
+		tcp_log_flush(port, false);
 		pthread_mutex_lock(&port->lock);
 		tcp_port_reap_locked(port);
 		pthread_mutex_unlock(&port->lock);
@@ -1181,6 +1361,7 @@ void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms)
 		pthread_cond_wait(&port->cond, &port->lock);
 	tcp_port_reap_locked(port);
 	pthread_mutex_unlock(&port->lock);
+	tcp_log_flush(port, true);
 }
 
 void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
@@ -1190,5 +1371,6 @@ void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
 	ernic_tcp_port_stop(port, 1000);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
+	pthread_mutex_destroy(&port->log_lock);
 	free(port);
 }

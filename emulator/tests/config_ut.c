@@ -196,13 +196,22 @@ static void test_queue_size_range(void)
 {
 	CU_ASSERT_EQUAL(parse("nvmeof:queue_size=2,queues=1"), 0);
 	CU_ASSERT_EQUAL(cfg.queue_size, 2);
-	CU_ASSERT_EQUAL(parse("nvmeof:queue_size=65536,queues=1,max_mr=65568"), 0);
-	CU_ASSERT_EQUAL(cfg.queue_size, 65536);
-	expect_err("nvmeof:queue_size=1", "Error: nvmeof backend: queue_size must be 2..65536 (got '1')");
-	expect_err("nvmeof:queue_size=0", "Error: nvmeof backend: queue_size must be 2..65536 (got '0')");
-	expect_err("nvmeof:queue_size=65537", "Error: nvmeof backend: queue_size must be 2..65536 (got '65537')");
-	expect_err("nvmeof:queue_size=-128", "Error: nvmeof backend: queue_size must be 2..65536 (got '-128')");
-	expect_err("nvmeof:queue_size=12q", "Error: nvmeof backend: queue_size must be 2..65536 (got '12q')");
+	CU_ASSERT_EQUAL(parse("nvmeof:queue_size=1024,queues=1,max_mr=1056"), 0);
+	CU_ASSERT_EQUAL(cfg.queue_size, 1024);
+	expect_err("nvmeof:queue_size=1", "Error: nvmeof backend: queue_size must be 2..1024 (got '1')");
+	expect_err("nvmeof:queue_size=0", "Error: nvmeof backend: queue_size must be 2..1024 (got '0')");
+	expect_err("nvmeof:queue_size=1025", "Error: nvmeof backend: queue_size must be 2..1024 (got '1025')");
+	expect_err("nvmeof:queue_size=-128", "Error: nvmeof backend: queue_size must be 2..1024 (got '-128')");
+	expect_err("nvmeof:queue_size=12q", "Error: nvmeof backend: queue_size must be 2..1024 (got '12q')");
+}
+
+/* 65536 entries would be MAXCMD 0 (16 bits) and an SQ size of 0 (uint16): refused, not wrapped. */
+static void test_queue_size_65536_refused_not_wrapped(void)
+{
+	expect_err("nvmeof:queue_size=65536,queues=1,max_mr=65568",
+		   "Error: nvmeof backend: queue_size must be 2..1024 (got '65536')");
+	expect_err("nvmeof:queue_size=65535,queues=1,max_mr=65567",
+		   "Error: nvmeof backend: queue_size must be 2..1024 (got '65535')");
 }
 
 static void test_max_mr_range(void)
@@ -233,7 +242,7 @@ static void test_every_numeric_key_refuses_a_value_past_64_bits_by_name(void)
 		{ "size", "size must be a positive multiple of bs 4096" },
 		{ "bs", "bs must be 512 or 4096" },
 		{ "queues", "queues must be 1..15, one per 128 memory regions in a table of 2048" },
-		{ "queue_size", "queue_size must be 2..65536" },
+		{ "queue_size", "queue_size must be 2..1024" },
 		{ "max_mr", "max_mr must be 64..16777216" },
 		{ "pollers", "pollers must be 1..64" },
 	};
@@ -250,7 +259,7 @@ static void test_every_numeric_key_refuses_a_value_past_64_bits_by_name(void)
 static void test_32_bit_keys_refuse_values_that_would_wrap(void)
 {
 	expect_err("nvmeof:queue_size=4294967298",
-		   "Error: nvmeof backend: queue_size must be 2..65536 (got '4294967298')");
+		   "Error: nvmeof backend: queue_size must be 2..1024 (got '4294967298')");
 	expect_err("nvmeof:pollers=4294967297", "Error: nvmeof backend: pollers must be 1..64 (got '4294967297')");
 	expect_err("nvmeof:queues=4294967297",
 		   "Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a table of 2048 "
@@ -540,6 +549,7 @@ UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init
 	UT_CASE(test_queue_budget_seed_text_2048_128_16),
 	UT_CASE(test_fault_forms_parse_to_error_schedule_and_stall),
 	UT_CASE(test_fault_bad_values_name_key_and_value),
+	UT_CASE(test_queue_size_65536_refused_not_wrapped),
 	UT_CASE(test_queue_budget_1024_table_is_seven), UT_CASE(test_queue_budget_256_table_is_one),
 	UT_CASE(test_queue_budget_follows_queue_size), UT_CASE(test_queue_budget_is_order_independent),
 	UT_CASE(test_queue_budget_exact_fit_admitted), UT_CASE(test_queues_not_a_positive_decimal_gets_budget_text),

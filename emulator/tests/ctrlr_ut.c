@@ -518,14 +518,28 @@ static void test_second_connect_on_connected_queue_is_cmd_seq_error(void)
 	fx_fini();
 }
 
-static void test_connect_empty_hostnqn_is_invalid_param_ipo512(void)
+static void test_connect_empty_hostnqn_with_allow_list_is_invalid_param_ipo512(void)
+{
+	static const char *const allow[] = { HOSTNQN2, NULL };
+	struct ernic_backend_cfg cfg;
+	struct nvme_cqe cqe;
+
+	cfg_small(&cfg);
+	fx_init_cfg(&cfg, allow);
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, ernic_target_subnqn(fx.tgt), "", 0, &cqe),
+			NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(1, 512));
+	fx_fini();
+}
+
+static void test_connect_empty_hostnqn_without_allow_list_is_accepted(void)
 {
 	struct nvme_cqe cqe;
 
 	fx_init();
 	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, ernic_target_subnqn(fx.tgt), "", 0, &cqe),
-			NVME_SC_CONNECT_INVALID_PARAM);
-	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(1, 512));
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(counters()->controllers, 1);
 	fx_fini();
 }
 
@@ -1783,7 +1797,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_connect_host_not_on_allow_list_is_invalid_host),
 	UT_CASE(test_connect_sgl_length_not_1024_is_sgl_invalid_data_len),
 	UT_CASE(test_second_connect_on_connected_queue_is_cmd_seq_error),
-	UT_CASE(test_connect_empty_hostnqn_is_invalid_param_ipo512),
+	UT_CASE(test_connect_empty_hostnqn_with_allow_list_is_invalid_param_ipo512),
+	UT_CASE(test_connect_empty_hostnqn_without_allow_list_is_accepted),
 	UT_CASE(test_io_connect_unknown_cntlid_is_invalid_param_ipo16),
 	UT_CASE(test_io_connect_qid_beyond_granted_queues_is_invalid_param_ipo42),
 	UT_CASE(test_io_connect_sqsize_over_mqes_is_invalid_param_ipo44),

@@ -53,10 +53,10 @@ struct th {
 
 static struct th g_th;
 
-static struct ernic_target *tgt_create(void)
+static struct ernic_target *tgt_create_allow(const char *const *allow_hosts)
 {
 	struct ernic_backend_cfg cfg;
-	struct ernic_target_opts opts = { .subnqn = SUBNQN };
+	struct ernic_target_opts opts = { .subnqn = SUBNQN, .allow_hosts = allow_hosts };
 	struct ernic_target *tgt = NULL;
 	char err[ERNIC_ERRLEN];
 
@@ -67,6 +67,11 @@ static struct ernic_target *tgt_create(void)
 	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "%s\n", err);
 	return tgt;
+}
+
+static struct ernic_target *tgt_create(void)
+{
+	return tgt_create_allow(NULL);
 }
 
 static void set_timeout(int fd)
@@ -92,19 +97,25 @@ static int th_attach(struct th *th)
 	return ernic_tcp_serve_fd(th->port, sv[1]);
 }
 
-static struct th *th_setup(uint32_t maxh2cdata)
+static struct th *th_setup_opts(const struct ernic_tcp_port_opts *opts, const char *const *allow_hosts)
 {
 	struct th *th = &g_th;
-	struct ernic_tcp_port_opts opts = { .maxh2cdata = maxh2cdata };
 
 	memset(th, 0, offsetof(struct th, pdu));
 	th->fd = -1;
-	th->tgt = tgt_create();
+	th->tgt = tgt_create_allow(allow_hosts);
 	CU_ASSERT_FATAL(th->tgt != NULL);
-	CU_ASSERT_FATAL(ernic_tcp_port_create(th->tgt, &opts, &th->port) == 0);
-	th->maxh2cdata = maxh2cdata ? maxh2cdata : ERNIC_TCP_MAXH2CDATA;
+	CU_ASSERT_FATAL(ernic_tcp_port_create(th->tgt, opts, &th->port) == 0);
+	th->maxh2cdata = opts->maxh2cdata ? opts->maxh2cdata : ERNIC_TCP_MAXH2CDATA;
 	CU_ASSERT_FATAL(th_attach(th) == 0);
 	return th;
+}
+
+static struct th *th_setup(uint32_t maxh2cdata)
+{
+	struct ernic_tcp_port_opts opts = { .maxh2cdata = maxh2cdata };
+
+	return th_setup_opts(&opts, NULL);
 }
 
 static void th_teardown(struct th *th)
@@ -311,6 +322,28 @@ static uint16_t th_cmd(struct th *th, struct nvme_sqe *sqe, const void *out, uin
 	if (cqe_out)
 		*cqe_out = cqe;
 	return nvme_cqe_status(&cqe);
+}
+
+/* Connect as @hostnqn; @cqe_out (may be NULL) gets the completion. */
+static uint16_t th_connect_as(struct th *th, const char *hostnqn, const char *subnqn, uint16_t qid,
+			      struct nvme_cqe *cqe_out)
+{
+	struct nvmf_connect_data data = { .cntlid = qid ? th->cntlid : NVMF_CNTLID_DYNAMIC };
+	struct nvmf_connect_cmd cmd = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_CONNECT };
+	struct nvme_cqe cqe;
+	uint16_t status;
+
+	memset(data.hostid, 0x5a, sizeof(data.hostid));
+	snprintf(data.subnqn, sizeof(data.subnqn), "%s", subnqn);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", hostnqn);
+	cmd.qid = qid;
+	cmd.sqsize = qid ? 127 : 31;
+	status = th_cmd(th, (struct nvme_sqe *)&cmd, &data, sizeof(data), NULL, 0, true, &cqe);
+	if (!status)
+		th->cntlid = (uint16_t)cqe.dw0;
+	if (cqe_out)
+		*cqe_out = cqe;
+	return status;
 }
 
 static uint16_t th_connect(struct th *th, const char *subnqn, uint16_t qid, uint16_t cntlid, uint32_t kato,
@@ -777,6 +810,300 @@ static void test_io_queues_in_parallel(void)
 	th_teardown(admin);
 }
 
+/* ---------------------------------------------------------- resource limits */
+
+/* Wait up to @ms for the controller to close @fd; true if it did. */
+static bool closed_within(int fd, unsigned int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	uint8_t b;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return recv(fd, &b, 1, 0) == 0;
+}
+
+static void test_connection_over_max_connections_is_closed_others_keep_working(void)
+{
+	struct ernic_tcp_port_opts opts = { .max_connections = 2 };
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct nvme_sqe ka = { .opc = NVME_ADMIN_KEEP_ALIVE };
+	static uint8_t wbuf[8192], rbuf[8192];
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	int sv[2];
+
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 2);
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	CU_ASSERT(ernic_tcp_serve_fd(th->port, sv[1]) == -EBUSY);
+	CU_ASSERT(closed_within(sv[0], 1000));
+	close(sv[0]);
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 2);
+
+	/* The two within the cap still run commands. */
+	fill(wbuf, sizeof(wbuf), 9);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 300, wbuf, sizeof(wbuf), false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 300, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	th->fd = admin_fd;
+	CU_ASSERT(th_cmd(th, &ka, NULL, 0, NULL, 0, false, NULL) == 0);
+	th_teardown(th);
+}
+
+#define SHORT_IDLE_MS 200
+
+static uint16_t th_rsp_status(struct th *th)
+{
+	return (((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe.status >> 1) & 0x7FF;
+}
+
+
+static void test_idle_socket_that_never_sends_is_closed(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	uint64_t start = ernic_now_ns();
+
+	CU_ASSERT(closed_within(th->fd, 2000));
+	CU_ASSERT(ernic_now_ns() - start >= SHORT_IDLE_MS * 1000000ull);
+	th_teardown(th);
+}
+
+static void test_busy_socket_that_never_connects_is_closed(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct nvme_tcp_cmd_pdu pdu = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .plen = 72 } };
+	struct nvmf_property_cmd *get = (struct nvmf_property_cmd *)&pdu.cmd;
+
+	/* Active but never connected: a Property Get every 50 ms does not keep it open. */
+	th_icreq(th, 0);
+	get->opc = NVME_FABRICS_COMMAND;
+	get->fctype = NVMF_FCTYPE_PROPERTY_GET;
+	for (int i = 0; i < 20; i++) {
+		poll(NULL, 0, 50);
+		if (write_all(th->fd, &pdu, sizeof(pdu)) || th_recv_pdu(th) != NVME_TCP_RSP)
+			break;
+		CU_ASSERT(th_rsp_status(th) == NVME_SC_CMD_SEQ_ERROR);
+	}
+	CU_ASSERT(closed_within(th->fd, 1000));
+	th_teardown(th);
+}
+
+static void test_half_pdu_header_on_connected_queue_is_closed(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .plen = 72 } };
+
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd) / 2) == 0);
+	CU_ASSERT(closed_within(th->fd, 2000));
+	th_teardown(th);
+}
+
+static void test_half_in_capsule_data_on_connected_queue_is_closed(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .pdo = 72, .plen = 72 + 4096 } };
+	static uint8_t half[2048];
+
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	cmd.cmd.opc = NVME_ADMIN_SET_FEATURES;
+	cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	cmd.cmd.dptr.id = SGL_ICD;
+	cmd.cmd.dptr.unkeyed.length = 4096;
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
+	CU_ASSERT(write_all(th->fd, half, sizeof(half)) == 0);
+	CU_ASSERT(closed_within(th->fd, 2000));
+	th_teardown(th);
+}
+
+static void test_connected_idle_admin_queue_stays_open(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	uint64_t csts;
+
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	/* Idle between PDUs for three timeouts: keep-alive (off here) is what judges that. */
+	CU_ASSERT(!closed_within(th->fd, 3 * SHORT_IDLE_MS));
+	set_timeout(th->fd);
+	CU_ASSERT(th_prop_get(th, NVME_REG_CSTS, false, &csts) == 0);
+	CU_ASSERT(csts & NVME_CSTS_RDY);
+	th_teardown(th);
+}
+
+/* Send a Write capsule whose data the controller would solicit; return the next PDU's type. */
+static int th_write_capsule(struct th *th, uint32_t nsid, uint64_t slba, uint32_t nlb, uint32_t sgl_len)
+{
+	struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+
+	cmd.cmd.opc = NVME_CMD_WRITE;
+	cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	cmd.cmd.cid = ++th->cid;
+	cmd.cmd.nsid = nsid;
+	cmd.cmd.cdw10 = (uint32_t)slba;
+	cmd.cmd.cdw11 = (uint32_t)(slba >> 32);
+	cmd.cmd.cdw12 = nlb - 1;
+	cmd.cmd.dptr.unkeyed.length = sgl_len;
+	cmd.cmd.dptr.id = SGL_TRANSPORT;
+	th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+	return th_recv_pdu(th);
+}
+
+static void test_write_before_connect_is_sequence_error_without_r2t(void)
+{
+	struct th *th = th_setup(0);
+
+	th_icreq(th, 0);
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, ERNIC_MAX_XFER / BS, ERNIC_MAX_XFER) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_CMD_SEQ_ERROR);
+	/* The queue is still usable: Connect comes next. */
+	CU_ASSERT(th_connect(th, SUBNQN, 0, NVMF_CNTLID_DYNAMIC, 0, 0, false) == 0);
+	th_teardown(th);
+}
+
+static void test_invalid_write_completes_without_r2t(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	uint64_t nlb = NS_SIZE / BS;
+
+	/* Past the last LBA. */
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, nlb - 1, 2, 2 * BS) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_LBA_RANGE);
+	/* No such namespace. */
+	CU_ASSERT_FATAL(th_write_capsule(th, 9, 0, 1, BS) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_INVALID_NS);
+	/* An SGL that does not match the blocks. */
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 1, 2 * BS) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
+	/* More than MDTS. */
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 2 * ERNIC_MAX_XFER / BS, 2 * ERNIC_MAX_XFER) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
+	/* A valid one still gets its R2T. */
+	CU_ASSERT(th_write_capsule(th, 1, nlb - 2, 2, 2 * BS) == NVME_TCP_R2T);
+	close(admin_fd);
+	th_teardown(th);
+}
+
+/* ---------------------------------------------------------------- logging */
+
+/* The whole log, after the port is gone; NUL-terminated. */
+static char *log_text(FILE *log)
+{
+	long n;
+	char *buf;
+
+	fflush(log);
+	n = ftell(log);
+	CU_ASSERT_FATAL(n >= 0);
+	buf = calloc(1, (size_t)n + 1);
+	CU_ASSERT_FATAL(buf != NULL);
+	rewind(log);
+	CU_ASSERT(fread(buf, 1, (size_t)n, log) == (size_t)n);
+	return buf;
+}
+
+static unsigned int count_lines(const char *text, const char *has)
+{
+	unsigned int n = 0;
+
+	for (const char *l = text; *l;) {
+		const char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+
+		if (!has || memmem(l, len, has, strlen(has)))
+			n++;
+		l += len + (end ? 1 : 0);
+	}
+	return n;
+}
+
+static void test_host_nqn_in_log_lines_is_escaped(void)
+{
+	FILE *log = tmpfile();
+	struct ernic_tcp_port_opts opts = { .log = log };
+	struct th *th;
+	char *text;
+
+	CU_ASSERT_FATAL(log != NULL);
+	th = th_setup_opts(&opts, NULL);
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect_as(th, "nqn.2014-08.org.example:\n\x1b[31mred\\", SUBNQN, 0, NULL) == 0);
+	th_teardown(th);
+	text = log_text(log);
+	/* A connect line and a disconnect line, nothing unprintable in either. */
+	CU_ASSERT(count_lines(text, NULL) == 2);
+	CU_ASSERT(count_lines(text, "nqn.2014-08.org.example:\\x0a\\x1b[31mred\\x5c ") == 2);
+	for (const char *c = text; *c; c++)
+		CU_ASSERT_FATAL(*c == '\n' || (*c >= 0x20 && *c < 0x7f));
+	free(text);
+	fclose(log);
+}
+
+#define FLOOD_CONNECTS 1000
+
+static void test_refused_connects_are_rate_limited_with_a_summary(void)
+{
+	FILE *log = tmpfile();
+	struct ernic_tcp_port_opts opts = { .log = log };
+	unsigned int refused, suppressed = 0, summaries = 0;
+	uint64_t start, secs;
+	struct th *th;
+	char *text;
+
+	CU_ASSERT_FATAL(log != NULL);
+	th = th_setup_opts(&opts, NULL);
+	th_icreq(th, 0);
+	start = ernic_now_ns();
+	for (int i = 0; i < FLOOD_CONNECTS; i++)
+		CU_ASSERT(th_connect_as(th, HOSTNQN, "nqn.2026-11.io.ernic:nope", 0, NULL) ==
+			  NVME_SC_CONNECT_INVALID_PARAM);
+	secs = (ernic_now_ns() - start) / 1000000000ull + 1;
+	th_teardown(th);
+	text = log_text(log);
+	refused = count_lines(text, "connect refused host");
+	CU_ASSERT(refused >= 1);
+	CU_ASSERT(refused <= ERNIC_TCP_LOG_BURST * secs);
+	for (const char *l = strstr(text, "suppressed "); l; l = strstr(l + 1, "suppressed ")) {
+		unsigned int k;
+
+		CU_ASSERT_FATAL(sscanf(l, "suppressed %u similar lines", &k) == 1);
+		suppressed += k;
+		summaries++;
+	}
+	CU_ASSERT(summaries >= 1);
+	CU_ASSERT(refused + suppressed == FLOOD_CONNECTS);
+	free(text);
+	fclose(log);
+}
+
+static void test_empty_host_nqn_accepted_when_any_host_is(void)
+{
+	struct th *th = th_setup(0);
+
+	/* As SPDK's target: its initiator sends no host NQN unless told to. */
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect_as(th, "", SUBNQN, 0, NULL) == 0);
+	th_teardown(th);
+}
+
+static void test_empty_host_nqn_refused_with_an_allow_list(void)
+{
+	static const char *const allow[] = { HOSTNQN, NULL };
+	struct ernic_tcp_port_opts opts = { 0 };
+	struct th *th = th_setup_opts(&opts, allow);
+	struct nvme_cqe cqe;
+
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect_as(th, "", SUBNQN, 0, &cqe) == NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT(cqe.dw0 == NVMF_CONNECT_INVALID_PARAM_DW0(NVMF_CONNECT_IATTR_DATA,
+							      offsetof(struct nvmf_connect_data, hostnqn)));
+	CU_ASSERT(th_connect_as(th, HOSTNQN, SUBNQN, 0, NULL) == 0);
+	th_teardown(th);
+}
+
 /* ---------------------------------------------------------- bad input */
 
 /* Expect a C2HTermReq with @fes, @fei and the first @hlen bytes of @bad, then a close. */
@@ -1103,6 +1430,18 @@ UT_MAIN("transport_tcp",
 	UT_CASE(test_keep_alive_timeout_closes_connection),
 	UT_CASE(test_discovery_log_over_loopback_tcp),
 	UT_CASE(test_io_queues_in_parallel),
+	UT_CASE(test_connection_over_max_connections_is_closed_others_keep_working),
+	UT_CASE(test_idle_socket_that_never_sends_is_closed),
+	UT_CASE(test_busy_socket_that_never_connects_is_closed),
+	UT_CASE(test_half_pdu_header_on_connected_queue_is_closed),
+	UT_CASE(test_half_in_capsule_data_on_connected_queue_is_closed),
+	UT_CASE(test_connected_idle_admin_queue_stays_open),
+	UT_CASE(test_write_before_connect_is_sequence_error_without_r2t),
+	UT_CASE(test_invalid_write_completes_without_r2t),
+	UT_CASE(test_host_nqn_in_log_lines_is_escaped),
+	UT_CASE(test_refused_connects_are_rate_limited_with_a_summary),
+	UT_CASE(test_empty_host_nqn_accepted_when_any_host_is),
+	UT_CASE(test_empty_host_nqn_refused_with_an_allow_list),
 	UT_CASE(test_capsule_before_icreq_is_sequence_error),
 	UT_CASE(test_second_icreq_is_sequence_error),
 	UT_CASE(test_icreq_unsupported_pfv),

@@ -35,6 +35,13 @@ extern "C" {
 /* NVME_AQ_DEPTH: the admin queue depth, and its MR pool, of a Linux host. */
 #define ERNIC_ADMIN_QUEUE_SIZE 32
 #define ERNIC_DEFAULT_QUEUE_SIZE 128
+/*
+ * Largest queue_size. MAXCMD is 16 bits and a queue's size a uint16, so
+ * 65536 would wrap both to 0; and each NVMe/TCP connection keeps one request
+ * slot per entry. 1024 is the most a Linux host asks for (NVMF_MAX_QUEUE_SIZE)
+ * and what Linux nvmet offers (NVMET_MAX_QUEUE_SIZE).
+ */
+#define ERNIC_MAX_QUEUE_SIZE 1024
 #define ERNIC_DEFAULT_QUEUES 4
 #define ERNIC_MAX_IO_QUEUES 64 /* NVMe allows 65535; no RNIC table here could feed that */
 #define ERNIC_MDTS 5		/* 2^5 pages of 4 KiB = 128 KiB */

@@ -25,18 +25,42 @@ extern "C" {
 
 struct ernic_tcp_port;
 
+/*
+ * Connections a port serves at once: each is a thread and up to
+ * ERNIC_MAX_QUEUE_SIZE request slots, so a peer opening sockets in a loop
+ * must not be able to exhaust the process. 256 is 64 controllers of an admin
+ * and three I/O queues each.
+ */
+#define ERNIC_TCP_MAX_CONNECTIONS 256
+/* Time to complete ICReq and Connect, or to finish a PDU once started. */
+#define ERNIC_TCP_IDLE_TIMEOUT_MS 10000
+/*
+ * Log lines of one kind (connect, connect refused, disconnect, transport
+ * error, connection closed early) a port writes per second; the rest are
+ * counted in one "suppressed N similar lines" line.
+ */
+#define ERNIC_TCP_LOG_BURST 32
+
 /**
  * struct ernic_tcp_port_opts - how a port behaves
  * @log: one line per connect and disconnect (host NQN, qid, cntlid, peer)
- *	and per fatal transport error; NULL logs nothing
+ *	and per fatal transport error, at most ERNIC_TCP_LOG_BURST of a kind per
+ *	second, host NQNs escaped; NULL logs nothing
  * @ident: prefix of those lines (default "ernic-tcp")
  * @maxh2cdata: MAXH2CDATA to advertise (0: ERNIC_TCP_MAXH2CDATA); at least 4096
  *	and a multiple of 4, as a Linux host requires
+ * @max_connections: connections served at once (0: ERNIC_TCP_MAX_CONNECTIONS);
+ *	one more is closed as soon as it is accepted
+ * @idle_timeout_ms: how long a connection may take to complete ICReq and
+ *	Connect, and to finish a PDU once it started (0: ERNIC_TCP_IDLE_TIMEOUT_MS);
+ *	a connected queue idle between PDUs is keep-alive's to judge, not this
  */
 struct ernic_tcp_port_opts {
 	FILE *log;
 	const char *ident;
 	uint32_t maxh2cdata;
+	unsigned int max_connections;
+	unsigned int idle_timeout_ms;
 };
 
 /* A port of @tgt that does not listen yet. Returns 0 or -errno. */
