@@ -33,7 +33,7 @@ static uint16_t send_data(struct ernic_req *req, const void *src, uint32_t len)
 	if (status)
 		return status;
 	memcpy(buf, src, len);
-	req->sq->stats.bytes_read += len;
+	ernic_stat_add(&req->sq->stats.bytes_read, len);
 	return NVME_SC_SUCCESS;
 }
 
@@ -326,7 +326,7 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 	/* Bytes past the end of the page read as zero. */
 	memset(buf, 0, len);
 	memcpy(buf, page + lpo, MIN(len, size - lpo));
-	req->sq->stats.bytes_read += len;
+	ernic_stat_add(&req->sq->stats.bytes_read, len);
 	return NVME_SC_SUCCESS;
 }
 

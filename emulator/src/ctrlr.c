@@ -520,12 +520,12 @@ void ernic_sq_destroy(struct ernic_sq *sq)
 		else
 			tgt->retired_io_cmds[i] += sq->stats.cmds[i];
 	}
-	tgt->retired.bytes_read += sq->stats.bytes_read;
-	tgt->retired.bytes_written += sq->stats.bytes_written;
-	tgt->retired.io_bytes_read += sq->stats.io_bytes_read;
-	tgt->retired.io_bytes_written += sq->stats.io_bytes_written;
+	ernic_stat_add(&tgt->retired.bytes_read, sq->stats.bytes_read);
+	ernic_stat_add(&tgt->retired.bytes_written, sq->stats.bytes_written);
+	ernic_stat_add(&tgt->retired.io_bytes_read, sq->stats.io_bytes_read);
+	ernic_stat_add(&tgt->retired.io_bytes_written, sq->stats.io_bytes_written);
 	for (int i = 0; i < NVME_STATUS_COUNT; i++)
-		tgt->retired.errors[i] += sq->stats.errors[i];
+		ernic_stat_add(&tgt->retired.errors[i], sq->stats.errors[i]);
 	if (sq->live_prev)
 		sq->live_prev->live_next = sq->live_next;
 	else
@@ -586,7 +586,7 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status)
 		return;
 	/* Errors this emulator reports are never worth a retry of the same command. */
 	req->cqe.status = (uint16_t)(NVME_CQE_STATUS(status) << 1) | NVME_CQE_STATUS_DNR;
-	sq->stats.errors[NVME_CQE_STATUS(status)]++;
+	ernic_stat_add(&sq->stats.errors[NVME_CQE_STATUS(status)], 1);
 	if (sq->ctrlr)
 		ctrlr_log_error(sq->ctrlr, req, status);
 }
@@ -600,7 +600,7 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 	req->cqe.dw0 = 0;
 	req->cqe.dw1 = 0;
 	req->ns = NULL;
-	sq->stats.cmds[req->sqe.opc]++;
+	ernic_stat_add(&sq->stats.cmds[req->sqe.opc], 1);
 	/* SQ head as the host would see it: wraps at the queue size (0 before Connect). */
 	if (++sq->sqhd >= sq->size)
 		sq->sqhd = 0;

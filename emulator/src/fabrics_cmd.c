@@ -37,7 +37,7 @@ static uint16_t fabrics_connect(struct ernic_req *req)
 	if (status)
 		return status;
 	memcpy(&data, buf, sizeof(data));
-	sq->stats.bytes_written += sizeof(data);
+	ernic_stat_add(&sq->stats.bytes_written, sizeof(data));
 	data.subnqn[NVMF_NQN_SIZE - 1] = '\0';
 	data.hostnqn[NVMF_NQN_SIZE - 1] = '\0';
 
