@@ -31,6 +31,7 @@ include emulator/emulator.mk
 -include playbooks/playbooks.mk
 -include suites/suites.mk
 -include $(wildcard ci/*.mk)
+-include emulator/fuzz/fuzz.mk
 
 # `make test`: the README's test command. Installs missing Debian packages first.
 test: deps

@@ -33,7 +33,7 @@ uint16_t ernic_req_send_data(struct ernic_req *req, const void *src, uint32_t le
 	if (status)
 		return status;
 	memcpy(buf, src, len);
-	req->sq->stats.bytes_read += len;
+	ernic_stat_add(&req->sq->stats.bytes_read, len);
 	return NVME_SC_SUCCESS;
 }
 
@@ -251,7 +251,7 @@ uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t
 	/* Bytes past the end of the page read as zero. */
 	memset(buf, 0, len);
 	memcpy(buf, (const uint8_t *)page + lpo, MIN(len, size - lpo));
-	req->sq->stats.bytes_read += len;
+	ernic_stat_add(&req->sq->stats.bytes_read, len);
 	return NVME_SC_SUCCESS;
 }
 

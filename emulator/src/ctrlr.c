@@ -609,7 +609,7 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status)
 		return;
 	/* Errors this emulator reports are never worth a retry of the same command. */
 	req->cqe.status = (uint16_t)(NVME_CQE_STATUS(status) << 1) | NVME_CQE_STATUS_DNR;
-	sq->stats.errors[NVME_CQE_STATUS(status)]++;
+	ernic_stat_add(&sq->stats.errors[NVME_CQE_STATUS(status)], 1);
 	if (sq->ctrlr)
 		ctrlr_log_error(sq->ctrlr, req, status);
 }
@@ -674,7 +674,7 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 	req->cqe.dw0 = 0;
 	req->cqe.dw1 = 0;
 	req->ns = NULL;
-	sq->stats.cmds[req->sqe.opc]++;
+	ernic_stat_add(&sq->stats.cmds[req->sqe.opc], 1);
 	/* SQ head as the host would see it: wraps at the queue size (0 before Connect). */
 	if (++sq->sqhd >= sq->size)
 		sq->sqhd = 0;

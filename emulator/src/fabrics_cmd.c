@@ -55,7 +55,7 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
 	if (status)
 		return status;
 	memcpy(data, buf, sizeof(*data));
-	sq->stats.bytes_written += sizeof(*data);
+	ernic_stat_add(&sq->stats.bytes_written, sizeof(*data));
 	data->subnqn[NVMF_NQN_SIZE - 1] = '\0';
 	data->hostnqn[NVMF_NQN_SIZE - 1] = '\0';
 

@@ -118,15 +118,15 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 		storage_leave(req, t);
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, true);
-		sq->stats.bytes_written += len;
-		sq->stats.io_bytes_written += len;
+		ernic_stat_add(&sq->stats.bytes_written, len);
+		ernic_stat_add(&sq->stats.io_bytes_written, len);
 	} else {
 		rc = ns->ops->read(ns, buf, slba << ns->lba_shift, (uint32_t)len);
 		storage_leave(req, t);
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, false);
-		sq->stats.bytes_read += len;
-		sq->stats.io_bytes_read += len;
+		ernic_stat_add(&sq->stats.bytes_read, len);
+		ernic_stat_add(&sq->stats.io_bytes_read, len);
 	}
 	return NVME_SC_SUCCESS;
 }
@@ -179,7 +179,7 @@ static uint16_t io_dsm(struct ernic_req *req)
 	if (status)
 		return status;
 	memcpy(ranges, buf, len);
-	req->sq->stats.bytes_written += len;
+	ernic_stat_add(&req->sq->stats.bytes_written, len);
 	/* Only deallocate has an effect; the other attributes are hints. */
 	if (!(req->sqe.cdw11 & NVME_DSM_ATTR_DEALLOCATE))
 		return NVME_SC_SUCCESS;

@@ -155,15 +155,25 @@ struct ernic_transport_ops {
 	uint32_t in_capsule_data_size;
 };
 
-/* Per-queue counters: written by the queue's thread only, summed on read. */
+/*
+ * Per-queue counters: written by the queue's thread only, summed on read by
+ * any thread. Atomic so that a sum taken while the queue runs is no data race;
+ * written only through ernic_stat_add().
+ */
 struct ernic_sq_stats {
-	uint64_t cmds[256];
-	uint64_t bytes_read;
-	uint64_t bytes_written;
-	uint64_t io_bytes_read;	   /* by Read only: SMART's data units */
-	uint64_t io_bytes_written; /* by Write only */
-	uint64_t errors[NVME_STATUS_COUNT];
+	_Atomic uint64_t cmds[256];
+	_Atomic uint64_t bytes_read;
+	_Atomic uint64_t bytes_written;
+	_Atomic uint64_t io_bytes_read;	   /* by Read only: SMART's data units */
+	_Atomic uint64_t io_bytes_written; /* by Write only */
+	_Atomic uint64_t errors[NVME_STATUS_COUNT];
 };
+
+/* One writer needs no read-modify-write: a relaxed load and store, no locked instruction. */
+static inline void ernic_stat_add(_Atomic uint64_t *stat, uint64_t n)
+{
+	atomic_store_explicit(stat, atomic_load_explicit(stat, memory_order_relaxed) + n, memory_order_relaxed);
+}
 
 /**
  * struct ernic_sq - one submission/completion queue pair of a controller, as
