@@ -320,6 +320,7 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	if (!ctrlr)
 		return NULL;
 	ctrlr->tgt = tgt;
+	ctrlr->refs = 1;
 	ctrlr->discovery = discovery;
 	memcpy(ctrlr->hostid, data->hostid, sizeof(ctrlr->hostid));
 	memcpy(ctrlr->hostnqn, data->hostnqn, sizeof(ctrlr->hostnqn) - 1);
@@ -377,11 +378,36 @@ struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid
 
 		if (c && c->cntlid == cntlid && !strncmp(c->hostnqn, hostnqn, NVMF_NQN_SIZE)) {
 			found = c;
+			found->refs++;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&tgt->lock);
 	return found;
+}
+
+static void ctrlr_free(struct ernic_ctrlr *ctrlr)
+{
+	pthread_mutex_destroy(&ctrlr->lock);
+	free(ctrlr);
+}
+
+/* Drop a reference; the caller holds the target's lock. True when it was the last. */
+static bool ctrlr_put_locked(struct ernic_ctrlr *ctrlr)
+{
+	return --ctrlr->refs == 0;
+}
+
+void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr)
+{
+	struct ernic_target *tgt = ctrlr->tgt;
+	bool last;
+
+	pthread_mutex_lock(&tgt->lock);
+	last = ctrlr_put_locked(ctrlr);
+	pthread_mutex_unlock(&tgt->lock);
+	if (last)
+		ctrlr_free(ctrlr);
 }
 
 int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size)
@@ -390,13 +416,14 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
-	if (ctrlr->sqs[qid]) {
+	if (ctrlr->unlisted || ctrlr->sqs[qid]) {
 		pthread_mutex_unlock(&ctrlr->lock);
 		pthread_mutex_unlock(&tgt->lock);
-		return -EBUSY;
+		return ctrlr->unlisted ? -ENODEV : -EBUSY;
 	}
 	ctrlr->sqs[qid] = sq;
 	ctrlr->nr_sqs++;
+	ctrlr->refs++;
 	sq->ctrlr = ctrlr;
 	sq->qid = qid;
 	sq->size = size;
@@ -429,7 +456,7 @@ static void ctrlr_detach_sq(struct ernic_sq *sq)
 {
 	struct ernic_ctrlr *ctrlr = sq->ctrlr;
 	struct ernic_target *tgt = sq->tgt;
-	bool last;
+	bool attached, freed = false;
 
 	if (!ctrlr)
 		return;
@@ -437,29 +464,31 @@ static void ctrlr_detach_sq(struct ernic_sq *sq)
 		ctrlr_fail_aers(ctrlr);
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
-	if (ctrlr->sqs[sq->qid] == sq) {
+	attached = ctrlr->sqs[sq->qid] == sq;
+	if (attached) {
 		counters_add_sq(&ctrlr->retired, sq);
 		ctrlr->sqs[sq->qid] = NULL;
 		ctrlr->nr_sqs--;
 		if (sq->qid)
 			tgt->nr_io_queues--;
 	}
-	last = ctrlr->nr_sqs == 0;
-	pthread_mutex_unlock(&ctrlr->lock);
-	sq->ctrlr = NULL;
-	sq->connected = false;
-	if (last) {
+	/* The association ends with its last queue; a lookup still holding it keeps the memory. */
+	if (ctrlr->nr_sqs == 0 && !ctrlr->unlisted) {
+		ctrlr->unlisted = true;
 		for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++)
 			if (tgt->ctrlrs[i] == ctrlr) {
 				tgt->ctrlrs[i] = NULL;
 				tgt->nr_ctrlrs--;
 			}
 	}
+	pthread_mutex_unlock(&ctrlr->lock);
+	sq->ctrlr = NULL;
+	sq->connected = false;
+	if (attached)
+		freed = ctrlr_put_locked(ctrlr);
 	pthread_mutex_unlock(&tgt->lock);
-	if (last) {
-		pthread_mutex_destroy(&ctrlr->lock);
-		free(ctrlr);
-	}
+	if (freed)
+		ctrlr_free(ctrlr);
 }
 
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr)

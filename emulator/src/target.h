@@ -329,10 +329,16 @@ uint64_t ernic_now_ns(void);
 
 /**
  * struct ernic_ctrlr - one host association (Fabrics 1.1 section 3.2):
- * created by the admin Connect, freed when its last queue goes.
+ * created by the admin Connect, out of the target's table when its last
+ * queue goes, freed when its last reference goes (as nvmet_ctrl_put()).
+ * @refs: under the target's lock: one per attached queue, one per lookup
+ *	not yet put, one for the admin Connect between create and attach
+ * @unlisted: out of the table; takes no queue any more
  */
 struct ernic_ctrlr {
 	struct ernic_target *tgt;
+	uint32_t refs;
+	bool unlisted;
 	uint16_t cntlid;
 	bool discovery;
 	char hostnqn[NVMF_NQN_SIZE];
@@ -397,11 +403,30 @@ struct ernic_target {
 	struct ernic_port *ports; /* registered by the transports, for the mr_* counters */
 };
 
+/**
+ * struct ernic_test_hooks - pause points a test drives to make a race
+ * deterministic; all NULL outside the tests, where each costs one load and
+ * a not-taken branch on a path that is not per-I/O.
+ * @io_connect_looked_up: an I/O Connect found its controller and has not
+ *	attached the queue yet
+ */
+struct ernic_test_hooks {
+	void (*io_connect_looked_up)(struct ernic_req *req);
+};
+extern struct ernic_test_hooks ernic_test_hooks;
+
 /* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */
 struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
 				       uint32_t kato_ms, bool discovery);
+/* -EBUSY for a QID taken, -ENODEV for a controller that left the table. */
 int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size);
+/*
+ * The controller with @cntlid that @hostnqn created, with a reference taken
+ * under the target's lock (nvmet_ctrl_find_get()); NULL if none. The caller
+ * drops it with ernic_ctrlr_put(). ernic_ctrlr_create() returns one too.
+ */
 struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn);
+void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr);
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
 /* Queue an asynchronous event; completes a held AER if there is one. */
 void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0);

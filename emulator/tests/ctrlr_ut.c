@@ -15,6 +15,8 @@
  * life cycle.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1466,6 +1468,91 @@ static void test_disconnect_io_queue_detaches_it(void)
 	fx_fini();
 }
 
+/*
+ * An I/O Connect paused between finding its controller and attaching its
+ * queue (ernic_test_hooks), while the main thread takes the controller's
+ * last other queue away.
+ */
+static struct {
+	sem_t looked_up, resume;
+	struct stub_q *q;
+	uint16_t qid, status;
+	struct nvme_cqe cqe;
+} race;
+
+static void race_pause(struct ernic_req *req)
+{
+	(void)req;
+	sem_post(&race.looked_up);
+	while (sem_wait(&race.resume) && errno == EINTR)
+		;
+}
+
+static void *race_connect(void *arg)
+{
+	(void)arg;
+	race.status = connect_io(race.q, race.qid, fx.cntlid, &race.cqe);
+	return NULL;
+}
+
+/* Start the paused I/O Connect of @q as @qid; returns once it has looked the controller up. */
+static pthread_t race_start(struct stub_q *q, uint16_t qid)
+{
+	pthread_t t;
+
+	race.q = q;
+	race.qid = qid;
+	sem_init(&race.looked_up, 0, 0);
+	sem_init(&race.resume, 0, 0);
+	ernic_test_hooks.io_connect_looked_up = race_pause;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, race_connect, NULL) == 0);
+	while (sem_wait(&race.looked_up) && errno == EINTR)
+		;
+	return t;
+}
+
+static void race_finish(pthread_t t)
+{
+	sem_post(&race.resume);
+	pthread_join(t, NULL);
+	ernic_test_hooks.io_connect_looked_up = NULL;
+	sem_destroy(&race.looked_up);
+	sem_destroy(&race.resume);
+	/* The controller is gone: refused as an unknown CNTLID, nothing attached */
+	CU_ASSERT_EQUAL(race.status, NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(race.cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_DATA, 16));
+	CU_ASSERT_FALSE(race.q->sq.connected);
+	CU_ASSERT_EQUAL(counters()->controllers, 0);
+	CU_ASSERT_EQUAL(counters()->io_queues, 0);
+}
+
+static void test_io_connect_racing_the_admin_queue_close_fails_cleanly(void)
+{
+	pthread_t t;
+
+	fx_up();
+	t = race_start(fx.q[1], 1);
+	q_destroy(fx.q[0]);
+	race_finish(t);
+	fx_fini();
+}
+
+static void test_io_connect_racing_the_last_io_queue_disconnect_fails_cleanly(void)
+{
+	struct nvme_sqe sqe;
+	pthread_t t;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	q_destroy(fx.q[0]);
+	t = race_start(fx.q[2], 2);
+	sqe_init(&sqe, NVME_FABRICS_COMMAND, 0xD3);
+	((struct nvmf_fabrics_cmd *)&sqe)->fctype = NVMF_FCTYPE_DISCONNECT;
+	CU_ASSERT_EQUAL(run(fx.q[1], &sqe, 0, NULL), NVME_SC_SUCCESS);
+	race_finish(t);
+	fx_fini();
+}
+
 static void test_discovery_controller(void)
 {
 	const struct nvme_id_ctrl *id;
@@ -1814,7 +1901,9 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_changed_ns_log_retained_with_rae),
 	UT_CASE(test_aen_without_aer_is_delivered_by_next_aer), UT_CASE(test_ns_changed_without_aec_completes_nothing),
 	UT_CASE(test_aer_over_aerl_is_aer_limit_exceeded), UT_CASE(test_admin_sq_destroy_aborts_held_aers),
-	UT_CASE(test_disconnect_io_queue_detaches_it), UT_CASE(test_discovery_controller),
+	UT_CASE(test_disconnect_io_queue_detaches_it),
+	UT_CASE(test_io_connect_racing_the_admin_queue_close_fails_cleanly),
+	UT_CASE(test_io_connect_racing_the_last_io_queue_disconnect_fails_cleanly), UT_CASE(test_discovery_controller),
 	UT_CASE(test_discovery_controller_rejects_io_commands_on_an_io_sq),
 	UT_CASE(test_discovery_controller_features_are_kato_and_async_event_only),
 	UT_CASE(test_discovery_log_page_honours_the_offset_and_zero_fills),
