@@ -227,7 +227,7 @@ bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostn
 void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 {
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
 		struct ernic_ctrlr *ctrlr = tgt->ctrlrs[i];
 		bool queue;
 
@@ -287,7 +287,7 @@ int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struc
 	struct ernic_ctrlr *ctrlr = NULL;
 
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS && !ctrlr; i++)
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS && !ctrlr; i++)
 		if (tgt->ctrlrs[i] && tgt->ctrlrs[i]->cntlid == cntlid)
 			ctrlr = tgt->ctrlrs[i];
 	if (!ctrlr) {
@@ -315,7 +315,7 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 				       uint32_t kato_ms, bool discovery)
 {
 	struct ernic_ctrlr *ctrlr = calloc(1, sizeof(*ctrlr));
-	uint32_t slot;
+	uint32_t slot, first, end;
 
 	if (!ctrlr)
 		return NULL;
@@ -331,6 +331,13 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	ctrlr->cap = (uint64_t)(tgt->cfg.queue_size - 1) | NVME_CAP_CQR | (15ull << NVME_CAP_TO_SHIFT) |
 		     NVME_CAP_CSS_NVM;
 	ctrlr->vs = NVME_VS(1, 3, 0);
+	/*
+	 * A discovery controller nobody keeps alive would hold its slot for
+	 * ever: it gets a keep-alive of its own when the host asks for none,
+	 * as Linux nvmet does. One the host keeps alive (persistent) keeps its KATO.
+	 */
+	if (discovery && !kato_ms)
+		kato_ms = ERNIC_DISC_KATO_MS;
 	ctrlr->kato_ms = kato_ms;
 	ctrlr->nr_io_queues = discovery ? 0 : tgt->cfg.queues;
 	ctrlr->vwc = 1;
@@ -338,11 +345,14 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	if (kato_ms)
 		atomic_store(&ctrlr->ka_deadline_ns, ctrlr->start_ns + (uint64_t)kato_ms * 1000000ull);
 
+	/* Each controller type has its own range of the table: discovery never takes an I/O slot. */
+	first = discovery ? ERNIC_MAX_CTRLRS : 0;
+	end = discovery ? ERNIC_CTRLR_SLOTS : ERNIC_MAX_CTRLRS;
 	pthread_mutex_lock(&tgt->lock);
-	for (slot = 0; slot < ERNIC_MAX_CTRLRS; slot++)
+	for (slot = first; slot < end; slot++)
 		if (!tgt->ctrlrs[slot])
 			break;
-	if (slot == ERNIC_MAX_CTRLRS) {
+	if (slot == end) {
 		pthread_mutex_unlock(&tgt->lock);
 		pthread_mutex_destroy(&ctrlr->lock);
 		free(ctrlr);
@@ -355,7 +365,7 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 
 		if (tgt->next_cntlid > 0xFFEF)
 			tgt->next_cntlid = 1;
-		for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++)
+		for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++)
 			used |= tgt->ctrlrs[i] && tgt->ctrlrs[i]->cntlid == id;
 		if (!used) {
 			ctrlr->cntlid = id;
@@ -373,7 +383,7 @@ struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid
 	struct ernic_ctrlr *found = NULL;
 
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
 		struct ernic_ctrlr *c = tgt->ctrlrs[i];
 
 		if (c && c->cntlid == cntlid && !strncmp(c->hostnqn, hostnqn, NVMF_NQN_SIZE)) {
@@ -475,7 +485,7 @@ static void ctrlr_detach_sq(struct ernic_sq *sq)
 	/* The association ends with its last queue; a lookup still holding it keeps the memory. */
 	if (ctrlr->nr_sqs == 0 && !ctrlr->unlisted) {
 		ctrlr->unlisted = true;
-		for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++)
+		for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++)
 			if (tgt->ctrlrs[i] == ctrlr) {
 				tgt->ctrlrs[i] = NULL;
 				tgt->nr_ctrlrs--;
@@ -502,7 +512,7 @@ void ernic_target_check_keep_alive(struct ernic_target *tgt)
 	uint64_t now = ernic_now_ns();
 
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
 		struct ernic_ctrlr *c = tgt->ctrlrs[i];
 		uint64_t deadline;
 

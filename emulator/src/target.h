@@ -322,7 +322,11 @@ uint64_t ernic_now_ns(void);
 
 /* ------------------------------------------------ target and controllers */
 
-#define ERNIC_MAX_CTRLRS 64
+#define ERNIC_MAX_CTRLRS 64	 /* I/O controllers */
+#define ERNIC_MAX_DISC_CTRLRS 64 /* discovery controllers, a bound of their own */
+/* Keep-alive of a discovery controller whose Connect asks for none (Linux NVMET_DISC_KATO_MS). */
+#define ERNIC_DISC_KATO_MS 120000u
+#define ERNIC_CTRLR_SLOTS (ERNIC_MAX_CTRLRS + ERNIC_MAX_DISC_CTRLRS)
 #define ERNIC_AERL 4	    /* outstanding AERs a controller holds (AERL + 1) */
 #define ERNIC_ERRLOG_ENTRIES 64 /* ELPE + 1 */
 #define ERNIC_MAX_AEN 16
@@ -392,7 +396,8 @@ struct ernic_target {
 	char trsvcid[32];
 
 	pthread_mutex_t lock; /* controllers, counters of retired queues */
-	struct ernic_ctrlr *ctrlrs[ERNIC_MAX_CTRLRS];
+	/* I/O controllers in the first ERNIC_MAX_CTRLRS slots, discovery controllers after */
+	struct ernic_ctrlr *ctrlrs[ERNIC_CTRLR_SLOTS];
 	uint32_t nr_ctrlrs;
 	uint16_t next_cntlid;
 	uint32_t nr_io_queues; /* connected, over all controllers */

@@ -1698,6 +1698,103 @@ static void test_discovery_connect_ignores_allow_list(void)
 	fx_fini();
 }
 
+static void test_discovery_controllers_never_take_the_slots_of_io_controllers(void)
+{
+	struct stub_q *disc[ERNIC_MAX_DISC_CTRLRS + 1];
+	struct nvme_cqe cqe;
+
+	fx_init();
+	for (int i = 0; i <= ERNIC_MAX_DISC_CTRLRS; i++) {
+		disc[i] = q_new();
+		ernic_sq_init(&disc[i]->sq, fx.tgt, &stub_ops, disc[i]);
+		disc[i]->inited = true;
+	}
+	for (int i = 0; i < ERNIC_MAX_DISC_CTRLRS; i++)
+		CU_ASSERT_EQUAL(connect_full(disc[i], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 0, NULL),
+				NVME_SC_SUCCESS);
+	/* Discovery controllers have a bound of their own... */
+	CU_ASSERT_EQUAL(connect_full(disc[ERNIC_MAX_DISC_CTRLRS], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN,
+				     0, NULL),
+			NVME_SC_CONNECT_CTRL_BUSY);
+	/* ...and a host still gets every I/O controller slot */
+	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 0, &cqe), NVME_SC_SUCCESS);
+	for (int i = 1; i < FX_QUEUES; i++)
+		CU_ASSERT_EQUAL(connect_full(fx.q[i], 0, 31, NVMF_CNTLID_DYNAMIC, ernic_target_subnqn(fx.tgt), HOSTNQN,
+					     0, NULL),
+				NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(counters()->controllers, ERNIC_MAX_DISC_CTRLRS + FX_QUEUES);
+	/* A discovery slot freed is taken again */
+	q_destroy(disc[0]);
+	CU_ASSERT_EQUAL(connect_full(disc[ERNIC_MAX_DISC_CTRLRS], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN,
+				     0, NULL),
+			NVME_SC_SUCCESS);
+	for (int i = 0; i <= ERNIC_MAX_DISC_CTRLRS; i++) {
+		q_destroy(disc[i]);
+		free(disc[i]);
+	}
+	fx_fini();
+}
+
+static void test_io_controllers_are_bounded_apart_from_discovery_controllers(void)
+{
+	struct stub_q *io[ERNIC_MAX_CTRLRS + 1];
+
+	fx_init();
+	for (int i = 0; i <= ERNIC_MAX_CTRLRS; i++) {
+		io[i] = q_new();
+		ernic_sq_init(&io[i]->sq, fx.tgt, &stub_ops, io[i]);
+		io[i]->inited = true;
+	}
+	for (int i = 0; i < ERNIC_MAX_CTRLRS; i++)
+		CU_ASSERT_EQUAL(connect_admin(io[i], 0, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(connect_admin(io[ERNIC_MAX_CTRLRS], 0, NULL), NVME_SC_CONNECT_CTRL_BUSY);
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 0, NULL),
+			NVME_SC_SUCCESS);
+	for (int i = 0; i <= ERNIC_MAX_CTRLRS; i++) {
+		q_destroy(io[i]);
+		free(io[i]);
+	}
+	fx_fini();
+}
+
+static void test_discovery_controller_with_kato_zero_gets_the_default_keep_alive_and_expires(void)
+{
+	struct ernic_ctrlr *ctrlr;
+	uint64_t deadline, now;
+	uint32_t dw0 = 0;
+
+	disc_up();
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, ERNIC_DISC_KATO_MS);
+	CU_ASSERT_EQUAL(dw0, 120000);
+	/* White box: the timer runs, due 120 s from the Connect */
+	ctrlr = fx.q[0]->sq.ctrlr;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctrlr);
+	deadline = atomic_load(&ctrlr->ka_deadline_ns);
+	now = ernic_now_ns();
+	CU_ASSERT(deadline > now + 119000000000ull && deadline <= now + 120000000000ull);
+	/* Its clock passes the deadline with no Keep Alive: the check declares it fatal */
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	atomic_store(&ctrlr->ka_deadline_ns, now - 1);
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	fx_fini();
+}
+
+static void test_discovery_controller_keeps_the_kato_its_connect_asks_for(void)
+{
+	uint32_t dw0 = 0;
+
+	fx_init();
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 30000, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, 30000);
+	fx_fini();
+}
+
 static void test_unknown_admin_opcode_is_invalid_opcode(void)
 {
 	static const uint8_t opcs[] = { 0x01, 0x04, 0x05, 0x10, 0x80, 0xC0, 0xFF };
@@ -1907,7 +2004,11 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_discovery_controller_rejects_io_commands_on_an_io_sq),
 	UT_CASE(test_discovery_controller_features_are_kato_and_async_event_only),
 	UT_CASE(test_discovery_log_page_honours_the_offset_and_zero_fills),
-	UT_CASE(test_discovery_connect_ignores_allow_list), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
+	UT_CASE(test_discovery_connect_ignores_allow_list),
+	UT_CASE(test_discovery_controllers_never_take_the_slots_of_io_controllers),
+	UT_CASE(test_io_controllers_are_bounded_apart_from_discovery_controllers),
+	UT_CASE(test_discovery_controller_with_kato_zero_gets_the_default_keep_alive_and_expires),
+	UT_CASE(test_discovery_controller_keeps_the_kato_its_connect_asks_for), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),
 	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did),
