@@ -1795,6 +1795,42 @@ static void test_discovery_controller_keeps_the_kato_its_connect_asks_for(void)
 	fx_fini();
 }
 
+/* Records in the discovery log page a discovery controller of @hostnqn reads on q[0]. */
+static uint64_t disc_numrec_for(const char *hostnqn)
+{
+	const struct nvmf_disc_log_hdr *hdr = (const struct nvmf_disc_log_hdr *)fx.q[0]->buf;
+	uint64_t numrec;
+
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, hostnqn, 0, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 2048, 0, false), NVME_SC_SUCCESS);
+	numrec = hdr->numrec;
+	/* Nothing of a record past those counted */
+	for (uint32_t i = (uint32_t)(1024 * (1 + numrec)); i < 2048; i++)
+		CU_ASSERT_EQUAL(fx.q[0]->buf[i], 0);
+	q_destroy(fx.q[0]);
+	ernic_sq_init(&fx.q[0]->sq, fx.tgt, &stub_ops, fx.q[0]);
+	fx.q[0]->inited = true;
+	return numrec;
+}
+
+static void test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list(void)
+{
+	static const char *const allow[] = { HOSTNQN2, NULL };
+	struct ernic_backend_cfg cfg;
+
+	cfg_small(&cfg);
+	fx_init_cfg(&cfg, allow);
+	CU_ASSERT_EQUAL(disc_numrec_for(HOSTNQN), 0);
+	CU_ASSERT_EQUAL(disc_numrec_for(HOSTNQN2), 1);
+	fx_fini();
+	/* Without an allow list every host sees it */
+	fx_init();
+	CU_ASSERT_EQUAL(disc_numrec_for(HOSTNQN), 1);
+	fx_fini();
+}
+
 static void test_unknown_admin_opcode_is_invalid_opcode(void)
 {
 	static const uint8_t opcs[] = { 0x01, 0x04, 0x05, 0x10, 0x80, 0xC0, 0xFF };
@@ -2008,7 +2044,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_discovery_controllers_never_take_the_slots_of_io_controllers),
 	UT_CASE(test_io_controllers_are_bounded_apart_from_discovery_controllers),
 	UT_CASE(test_discovery_controller_with_kato_zero_gets_the_default_keep_alive_and_expires),
-	UT_CASE(test_discovery_controller_keeps_the_kato_its_connect_asks_for), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
+	UT_CASE(test_discovery_controller_keeps_the_kato_its_connect_asks_for),
+	UT_CASE(test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),
 	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did),
