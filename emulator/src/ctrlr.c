@@ -426,10 +426,15 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
-	if (ctrlr->unlisted || ctrlr->sqs[qid]) {
+	if (ctrlr->unlisted || (qid && (atomic_load(&ctrlr->csts) & NVME_CSTS_CFS))) {
 		pthread_mutex_unlock(&ctrlr->lock);
 		pthread_mutex_unlock(&tgt->lock);
-		return ctrlr->unlisted ? -ENODEV : -EBUSY;
+		return -ENODEV;
+	}
+	if (ctrlr->sqs[qid]) {
+		pthread_mutex_unlock(&ctrlr->lock);
+		pthread_mutex_unlock(&tgt->lock);
+		return -EBUSY;
 	}
 	ctrlr->sqs[qid] = sq;
 	ctrlr->nr_sqs++;
@@ -462,7 +467,7 @@ static void ctrlr_fail_aers(struct ernic_ctrlr *ctrlr)
 	}
 }
 
-static void ctrlr_detach_sq(struct ernic_sq *sq)
+void ernic_sq_detach(struct ernic_sq *sq)
 {
 	struct ernic_ctrlr *ctrlr = sq->ctrlr;
 	struct ernic_target *tgt = sq->tgt;
@@ -475,6 +480,13 @@ static void ctrlr_detach_sq(struct ernic_sq *sq)
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
 	attached = ctrlr->sqs[sq->qid] == sq;
+	/*
+	 * Without its admin queue nobody can manage the controller: a fatal
+	 * error, as Linux nvmet's. Its I/O queues fail their commands and their
+	 * transports tear them down (ernic_sq_ctrlr_fatal()); none joins it.
+	 */
+	if (attached && sq->qid == 0)
+		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
 	if (attached) {
 		counters_add_sq(&ctrlr->retired, sq);
 		ctrlr->sqs[sq->qid] = NULL;
@@ -577,7 +589,7 @@ void ernic_sq_destroy(struct ernic_sq *sq)
 {
 	struct ernic_target *tgt = sq->tgt;
 
-	ctrlr_detach_sq(sq);
+	ernic_sq_detach(sq);
 	pthread_mutex_lock(&tgt->lock);
 	counters_add_sq(&tgt->retired, sq);
 	if (sq->live_prev)
@@ -690,7 +702,7 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 		status = ernic_fabrics_exec(req);
 		ernic_req_set_status(req, status);
 		if (disconnect && status == NVME_SC_SUCCESS)
-			ctrlr_detach_sq(sq);
+			ernic_sq_detach(sq);
 		return ERNIC_EXEC_DONE;
 	}
 	if (ERNIC_UNLIKELY(!sq->connected)) {

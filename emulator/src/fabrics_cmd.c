@@ -74,7 +74,7 @@ static uint16_t connect_install_sq(struct ernic_req *req, struct ernic_ctrlr *ct
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
 	int rc = ernic_ctrlr_attach_sq(ctrlr, req->sq, cmd->qid, (uint16_t)(cmd->sqsize + 1));
 
-	/* A controller that went between the lookup and here is as unknown as one never made. */
+	/* A controller that went (or failed) between the lookup and here is as unknown as one never made. */
 	if (rc == -ENODEV)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	if (rc)
@@ -117,7 +117,8 @@ static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data
 		ernic_test_hooks.io_connect_looked_up(req);
 	if (!ctrlr)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
-	if (ctrlr->discovery)
+	/* A fatal controller is on its way out (nvmet deletes it): as good as unknown. */
+	if (ctrlr->discovery || (atomic_load(&ctrlr->csts) & NVME_CSTS_CFS))
 		status = connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	else if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
 		status = NVME_SC_CMD_SEQ_ERROR;

@@ -211,6 +211,13 @@ void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct e
 		   void *transport);
 /* The transport lost the queue (Disconnect, close): detach it from its controller. */
 void ernic_sq_destroy(struct ernic_sq *sq);
+/*
+ * Detach the queue from its controller but keep it initialised: a transport
+ * that tears a queue down while its host still holds it (the in-process
+ * one, on a fatal controller) calls this, then ernic_sq_destroy() later.
+ * Losing the admin queue makes the controller fatal.
+ */
+void ernic_sq_detach(struct ernic_sq *sq);
 /* Run one command to completion (or hold it); fills req->cqe either way. */
 enum ernic_exec ernic_req_exec(struct ernic_req *req);
 
@@ -423,7 +430,7 @@ extern struct ernic_test_hooks ernic_test_hooks;
 /* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */
 struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
 				       uint32_t kato_ms, bool discovery);
-/* -EBUSY for a QID taken, -ENODEV for a controller that left the table. */
+/* -EBUSY for a QID taken; -ENODEV for a controller that left the table, or an I/O queue of a fatal one. */
 int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size);
 /*
  * The controller with @cntlid that @hostnqn created, with a reference taken

@@ -1553,6 +1553,28 @@ static void test_io_connect_racing_the_last_io_queue_disconnect_fails_cleanly(vo
 	fx_fini();
 }
 
+static void test_losing_the_admin_queue_makes_the_controller_fatal(void)
+{
+	struct nvme_cqe cqe;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	q_destroy(fx.q[0]);
+	/* As Linux nvmet: a fatal controller error; each I/O queue reports it to its transport */
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[1]->sq));
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_ABORT_SQ_DELETION);
+	/* No queue joins it any more */
+	CU_ASSERT_EQUAL(connect_io(fx.q[2], 2, fx.cntlid, &cqe), NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_DATA, 16));
+	CU_ASSERT_FALSE(fx.q[2]->sq.connected);
+	CU_ASSERT_EQUAL(counters()->io_queues, 1);
+	q_destroy(fx.q[1]);
+	CU_ASSERT_EQUAL(counters()->controllers, 0);
+	CU_ASSERT_EQUAL(counters()->io_queues, 0);
+	fx_fini();
+}
+
 static void test_discovery_controller(void)
 {
 	const struct nvme_id_ctrl *id;
@@ -2036,7 +2058,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_aer_over_aerl_is_aer_limit_exceeded), UT_CASE(test_admin_sq_destroy_aborts_held_aers),
 	UT_CASE(test_disconnect_io_queue_detaches_it),
 	UT_CASE(test_io_connect_racing_the_admin_queue_close_fails_cleanly),
-	UT_CASE(test_io_connect_racing_the_last_io_queue_disconnect_fails_cleanly), UT_CASE(test_discovery_controller),
+	UT_CASE(test_io_connect_racing_the_last_io_queue_disconnect_fails_cleanly),
+	UT_CASE(test_losing_the_admin_queue_makes_the_controller_fatal), UT_CASE(test_discovery_controller),
 	UT_CASE(test_discovery_controller_rejects_io_commands_on_an_io_sq),
 	UT_CASE(test_discovery_controller_features_are_kato_and_async_event_only),
 	UT_CASE(test_discovery_log_page_honours_the_offset_and_zero_fills),

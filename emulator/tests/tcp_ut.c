@@ -658,6 +658,30 @@ static void test_keep_alive_timeout_closes_connection(void)
 	th_teardown(th);
 }
 
+/* As Linux nvmet: losing the admin queue is a fatal controller error, its I/O connections go too. */
+static void test_closing_the_admin_connection_closes_the_io_connections(void)
+{
+	struct th *th = th_setup(0);
+	struct ernic_counters c;
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	uint16_t cntlid = th->cntlid;
+
+	close(admin_fd);
+	/* The target closes the I/O connection: end of stream within the receive timeout */
+	CU_ASSERT(th_closed(th));
+	close(th->fd);
+	/* A new I/O Connect to that controller is refused as for an unknown CNTLID */
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect(th, SUBNQN, 2, cntlid, 0, 0, true) == NVME_SC_CONNECT_INVALID_PARAM);
+	for (int i = 0; i < 50 && ernic_tcp_port_nr_conns(th->port) > 1; i++)
+		poll(NULL, 0, 100);
+	ernic_target_counters(th->tgt, &c);
+	CU_ASSERT(c.controllers == 0);
+	CU_ASSERT(c.io_queues == 0);
+	th_teardown(th);
+}
+
 /* Discovery over a real loopback TCP socket, through the accept thread. */
 static void test_discovery_log_over_loopback_tcp(void)
 {
@@ -1101,6 +1125,7 @@ UT_MAIN("transport_tcp",
 	UT_CASE(test_bad_sgl_completes_with_status),
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
+	UT_CASE(test_closing_the_admin_connection_closes_the_io_connections),
 	UT_CASE(test_discovery_log_over_loopback_tcp),
 	UT_CASE(test_io_queues_in_parallel),
 	UT_CASE(test_capsule_before_icreq_is_sequence_error),

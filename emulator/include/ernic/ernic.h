@@ -267,6 +267,17 @@ struct ernic_host_qpair *ernic_host_admin_qpair(struct ernic_host_ctrlr *hc);
 /* qid 1..nr_io_queues */
 struct ernic_host_qpair *ernic_host_io_qpair(struct ernic_host_ctrlr *hc, uint16_t qid);
 uint16_t ernic_host_qpair_qid(const struct ernic_host_qpair *qp);
+/**
+ * ernic_host_qpair_connected() - whether the target still serves @qp
+ *
+ * False once the target tore the queue pair down, as an nvme-rdma host sees
+ * its QP enter the error state: the controller became fatal (keep-alive
+ * expired, admin queue lost). Every command outstanding then completes with
+ * Command Aborted due to SQ Deletion (reap them with ernic_host_poll()),
+ * ernic_host_submit() returns -ENOTCONN, and the controller is gone; what
+ * is left is ernic_host_disconnect() and a new ernic_host_connect().
+ */
+bool ernic_host_qpair_connected(const struct ernic_host_qpair *qp);
 uint32_t ernic_host_qpair_depth(const struct ernic_host_qpair *qp);
 
 /**
@@ -294,7 +305,9 @@ struct ernic_host_cpl {
 /**
  * ernic_host_submit() - fast-register an MR over @buf and post one capsule
  * @sqe: opcode, nsid and CDW10..15 set by the caller; cid and dptr are ours
- * Returns 0, or -EBUSY when the queue is full (queue_size outstanding).
+ * Returns 0, -EBUSY when the queue is full (queue_size outstanding), or
+ * -ENOTCONN once the target tore the queue pair down (see
+ * ernic_host_qpair_connected()).
  * Lock-free and allocation-free; one qpair must be used by one thread.
  */
 int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, void *buf, uint32_t len,
