@@ -3,6 +3,7 @@
  * ctrlr.c - the target (subsystem), its controllers and queues, and the one
  * place every command enters: ernic_req_exec().
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -99,6 +100,8 @@ int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_
 	tgt->next_cntlid = 1;
 	tgt->power_on_ns = ernic_now_ns();
 	tgt->trtype = NVMF_TRTYPE_RDMA;
+	tgt->adrfam = NVMF_ADRFAM_IPV4;
+	tgt->disc_genctr = 1;
 	snprintf(tgt->traddr, sizeof(tgt->traddr), "127.0.0.1");
 	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "4420");
 
@@ -128,11 +131,28 @@ uint32_t ernic_target_nr_ns(const struct ernic_target *tgt)
 	return tgt->nr_ns;
 }
 
+/* The family of a numeric address: IPv6 if it parses as one, else IPv4 (a name or an IPv4 address). */
+static uint8_t target_adrfam(const char *traddr)
+{
+	struct in6_addr a6;
+
+	return inet_pton(AF_INET6, traddr, &a6) == 1 ? NVMF_ADRFAM_IPV6 : NVMF_ADRFAM_IPV4;
+}
+
 void ernic_target_set_port(struct ernic_target *tgt, uint8_t trtype, const char *traddr, const char *trsvcid)
 {
+	uint8_t adrfam = target_adrfam(traddr);
+
+	pthread_mutex_lock(&tgt->lock);
+	/* A host that saw the log before must see a new generation, and only then. */
+	if (trtype != tgt->trtype || adrfam != tgt->adrfam || strcmp(traddr, tgt->traddr) ||
+	    strcmp(trsvcid, tgt->trsvcid))
+		tgt->disc_genctr++;
 	tgt->trtype = trtype;
+	tgt->adrfam = adrfam;
 	snprintf(tgt->traddr, sizeof(tgt->traddr), "%s", traddr);
 	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "%s", trsvcid);
+	pthread_mutex_unlock(&tgt->lock);
 }
 
 void ernic_target_destroy(struct ernic_target *tgt)

@@ -34,17 +34,21 @@ static uint16_t disc_identify(struct ernic_req *req)
 static void disc_log_page_build(const struct ernic_ctrlr *ctrlr, struct nvmf_disc_log_hdr *hdr,
 				struct nvmf_disc_log_entry *e)
 {
-	const struct ernic_target *tgt = ctrlr->tgt;
+	struct ernic_target *tgt = ctrlr->tgt;
 
 	memset(hdr, 0, sizeof(*hdr));
 	memset(e, 0, sizeof(*e));
-	hdr->genctr = 1;
 	hdr->recfmt = 0;
-	if (!ernic_target_host_allowed(tgt, ctrlr->hostnqn))
+	/* One snapshot: a port set meanwhile shows in the next generation, whole. */
+	pthread_mutex_lock(&tgt->lock);
+	hdr->genctr = tgt->disc_genctr;
+	if (!ernic_target_host_allowed(tgt, ctrlr->hostnqn)) {
+		pthread_mutex_unlock(&tgt->lock);
 		return;
+	}
 	hdr->numrec = 1;
 	e->trtype = tgt->trtype;
-	e->adrfam = NVMF_ADRFAM_IPV4;
+	e->adrfam = tgt->adrfam;
 	e->subtype = NVMF_SUBTYPE_NVME;
 	e->treq = NVMF_TREQ_NOT_SPECIFIED;
 	e->portid = 1;
@@ -52,6 +56,7 @@ static void disc_log_page_build(const struct ernic_ctrlr *ctrlr, struct nvmf_dis
 	e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
 	ernic_copy_padded(e->trsvcid, sizeof(e->trsvcid), tgt->trsvcid);
 	ernic_copy_padded(e->traddr, sizeof(e->traddr), tgt->traddr);
+	pthread_mutex_unlock(&tgt->lock);
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
 }
 

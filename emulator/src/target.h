@@ -397,12 +397,15 @@ struct ernic_target {
 	struct ernic_ns ns[ERNIC_MAX_NS];
 	uint32_t nr_ns;
 
-	/* The port the discovery log page reports */
+	/* The port the discovery log page reports, under the lock */
 	uint8_t trtype;
+	uint8_t adrfam; /* NVMF_ADRFAM_*, from traddr */
 	char traddr[256];
 	char trsvcid[32];
+	/* The log's GENCTR: one more each time what the log reports changes (Fabrics 5.3) */
+	uint64_t disc_genctr;
 
-	pthread_mutex_t lock; /* controllers, counters of retired queues */
+	pthread_mutex_t lock; /* controllers, counters of retired queues, the port above */
 	/* I/O controllers in the first ERNIC_MAX_CTRLRS slots, discovery controllers after */
 	struct ernic_ctrlr *ctrlrs[ERNIC_CTRLR_SLOTS];
 	uint32_t nr_ctrlrs;

@@ -1853,6 +1853,56 @@ static void test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_
 	fx_fini();
 }
 
+/* The discovery log as q[0] (an enabled discovery controller) reads it now. */
+static const struct nvmf_disc_log_hdr *disc_log(void)
+{
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 2048, 0, false), NVME_SC_SUCCESS);
+	return (const struct nvmf_disc_log_hdr *)fx.q[0]->buf;
+}
+
+static void test_discovery_log_address_family_follows_the_port_address(void)
+{
+	const struct nvmf_disc_log_entry *e;
+
+	disc_up();
+	e = (const struct nvmf_disc_log_entry *)(fx.q[0]->buf + 1024);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "::1", "4420");
+	disc_log();
+	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV6);
+	CU_ASSERT_EQUAL(memcmp(e->traddr, "::1 ", 4), 0);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "fd00:1:2::7", "4420");
+	disc_log();
+	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV6);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "10.1.2.3", "4420");
+	disc_log();
+	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV4);
+	CU_ASSERT_EQUAL(memcmp(e->traddr, "10.1.2.3 ", 9), 0);
+	fx_fini();
+}
+
+static void test_discovery_log_genctr_changes_with_the_port_and_only_then(void)
+{
+	uint64_t gen;
+
+	disc_up();
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.9", "4421");
+	gen = disc_log()->genctr;
+	/* Stable while nothing the log reports changes */
+	CU_ASSERT_EQUAL(disc_log()->genctr, gen);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.9", "4421");
+	CU_ASSERT_EQUAL(disc_log()->genctr, gen);
+	/* A new address, a new service, a new transport: each a new generation */
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.10", "4421");
+	CU_ASSERT_NOT_EQUAL(disc_log()->genctr, gen);
+	gen = disc_log()->genctr;
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.10", "4422");
+	CU_ASSERT_NOT_EQUAL(disc_log()->genctr, gen);
+	gen = disc_log()->genctr;
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_RDMA, "192.168.7.10", "4422");
+	CU_ASSERT_NOT_EQUAL(disc_log()->genctr, gen);
+	fx_fini();
+}
+
 static void test_unknown_admin_opcode_is_invalid_opcode(void)
 {
 	static const uint8_t opcs[] = { 0x01, 0x04, 0x05, 0x10, 0x80, 0xC0, 0xFF };
@@ -2068,7 +2118,9 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_io_controllers_are_bounded_apart_from_discovery_controllers),
 	UT_CASE(test_discovery_controller_with_kato_zero_gets_the_default_keep_alive_and_expires),
 	UT_CASE(test_discovery_controller_keeps_the_kato_its_connect_asks_for),
-	UT_CASE(test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
+	UT_CASE(test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list),
+	UT_CASE(test_discovery_log_address_family_follows_the_port_address),
+	UT_CASE(test_discovery_log_genctr_changes_with_the_port_and_only_then), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),
 	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did),

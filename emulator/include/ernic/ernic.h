@@ -130,7 +130,11 @@ const char *ernic_target_subnqn(const struct ernic_target *tgt);
 int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
 			size_t errlen);
 uint32_t ernic_target_nr_ns(const struct ernic_target *tgt);
-/* The port the discovery log page reports (trtype NVMF_TRTYPE_*). */
+/*
+ * The port the discovery log page reports (trtype NVMF_TRTYPE_*); the
+ * address family is IPv6 for an address that parses as one, else IPv4. The
+ * log's generation counter moves when any of these changes.
+ */
 void ernic_target_set_port(struct ernic_target *tgt, uint8_t trtype, const char *traddr,
 			   const char *trsvcid);
 /* Flush every namespace (file backend: fdatasync). */
