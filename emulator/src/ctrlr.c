@@ -3,6 +3,7 @@
  * ctrlr.c - the target (subsystem), its controllers and queues, and the one
  * place every command enters: ernic_req_exec().
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -100,6 +101,8 @@ int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_
 	tgt->next_cntlid = 1;
 	tgt->power_on_ns = ernic_now_ns();
 	tgt->trtype = NVMF_TRTYPE_RDMA;
+	tgt->adrfam = NVMF_ADRFAM_IPV4;
+	tgt->disc_genctr = 1;
 	snprintf(tgt->traddr, sizeof(tgt->traddr), "127.0.0.1");
 	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "4420");
 
@@ -129,11 +132,28 @@ uint32_t ernic_target_nr_ns(const struct ernic_target *tgt)
 	return tgt->nr_ns;
 }
 
+/* The family of a numeric address: IPv6 if it parses as one, else IPv4 (a name or an IPv4 address). */
+static uint8_t target_adrfam(const char *traddr)
+{
+	struct in6_addr a6;
+
+	return inet_pton(AF_INET6, traddr, &a6) == 1 ? NVMF_ADRFAM_IPV6 : NVMF_ADRFAM_IPV4;
+}
+
 void ernic_target_set_port(struct ernic_target *tgt, uint8_t trtype, const char *traddr, const char *trsvcid)
 {
+	uint8_t adrfam = target_adrfam(traddr);
+
+	pthread_mutex_lock(&tgt->lock);
+	/* A host that saw the log before must see a new generation, and only then. */
+	if (trtype != tgt->trtype || adrfam != tgt->adrfam || strcmp(traddr, tgt->traddr) ||
+	    strcmp(trsvcid, tgt->trsvcid))
+		tgt->disc_genctr++;
 	tgt->trtype = trtype;
+	tgt->adrfam = adrfam;
 	snprintf(tgt->traddr, sizeof(tgt->traddr), "%s", traddr);
 	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "%s", trsvcid);
+	pthread_mutex_unlock(&tgt->lock);
 }
 
 void ernic_target_destroy(struct ernic_target *tgt)
@@ -228,7 +248,7 @@ bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostn
 void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 {
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
 		struct ernic_ctrlr *ctrlr = tgt->ctrlrs[i];
 		bool queue;
 
@@ -288,7 +308,7 @@ int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struc
 	struct ernic_ctrlr *ctrlr = NULL;
 
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS && !ctrlr; i++)
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS && !ctrlr; i++)
 		if (tgt->ctrlrs[i] && tgt->ctrlrs[i]->cntlid == cntlid)
 			ctrlr = tgt->ctrlrs[i];
 	if (!ctrlr) {
@@ -316,11 +336,12 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 				       uint32_t kato_ms, bool discovery)
 {
 	struct ernic_ctrlr *ctrlr = calloc(1, sizeof(*ctrlr));
-	uint32_t slot;
+	uint32_t slot, first, end;
 
 	if (!ctrlr)
 		return NULL;
 	ctrlr->tgt = tgt;
+	ctrlr->refs = 1;
 	ctrlr->discovery = discovery;
 	memcpy(ctrlr->hostid, data->hostid, sizeof(ctrlr->hostid));
 	memcpy(ctrlr->hostnqn, data->hostnqn, sizeof(ctrlr->hostnqn) - 1);
@@ -331,6 +352,13 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	ctrlr->cap = (uint64_t)(tgt->cfg.queue_size - 1) | NVME_CAP_CQR | (15ull << NVME_CAP_TO_SHIFT) |
 		     NVME_CAP_CSS_NVM;
 	ctrlr->vs = NVME_VS(1, 3, 0);
+	/*
+	 * A discovery controller nobody keeps alive would hold its slot for
+	 * ever: it gets a keep-alive of its own when the host asks for none,
+	 * as Linux nvmet does. One the host keeps alive (persistent) keeps its KATO.
+	 */
+	if (discovery && !kato_ms)
+		kato_ms = ERNIC_DISC_KATO_MS;
 	ctrlr->kato_ms = kato_ms;
 	ctrlr->nr_io_queues = discovery ? 0 : tgt->cfg.queues;
 	ctrlr->vwc = 1;
@@ -338,11 +366,14 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	if (kato_ms)
 		atomic_store(&ctrlr->ka_deadline_ns, ctrlr->start_ns + (uint64_t)kato_ms * 1000000ull);
 
+	/* Each controller type has its own range of the table: discovery never takes an I/O slot. */
+	first = discovery ? ERNIC_MAX_CTRLRS : 0;
+	end = discovery ? ERNIC_CTRLR_SLOTS : ERNIC_MAX_CTRLRS;
 	pthread_mutex_lock(&tgt->lock);
-	for (slot = 0; slot < ERNIC_MAX_CTRLRS; slot++)
+	for (slot = first; slot < end; slot++)
 		if (!tgt->ctrlrs[slot])
 			break;
-	if (slot == ERNIC_MAX_CTRLRS) {
+	if (slot == end) {
 		pthread_mutex_unlock(&tgt->lock);
 		pthread_mutex_destroy(&ctrlr->lock);
 		free(ctrlr);
@@ -355,7 +386,7 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 
 		if (tgt->next_cntlid > 0xFFEF)
 			tgt->next_cntlid = 1;
-		for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++)
+		for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++)
 			used |= tgt->ctrlrs[i] && tgt->ctrlrs[i]->cntlid == id;
 		if (!used) {
 			ctrlr->cntlid = id;
@@ -373,16 +404,41 @@ struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid
 	struct ernic_ctrlr *found = NULL;
 
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
 		struct ernic_ctrlr *c = tgt->ctrlrs[i];
 
 		if (c && c->cntlid == cntlid && !strncmp(c->hostnqn, hostnqn, NVMF_NQN_SIZE)) {
 			found = c;
+			found->refs++;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&tgt->lock);
 	return found;
+}
+
+static void ctrlr_free(struct ernic_ctrlr *ctrlr)
+{
+	pthread_mutex_destroy(&ctrlr->lock);
+	free(ctrlr);
+}
+
+/* Drop a reference; the caller holds the target's lock. True when it was the last. */
+static bool ctrlr_put_locked(struct ernic_ctrlr *ctrlr)
+{
+	return --ctrlr->refs == 0;
+}
+
+void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr)
+{
+	struct ernic_target *tgt = ctrlr->tgt;
+	bool last;
+
+	pthread_mutex_lock(&tgt->lock);
+	last = ctrlr_put_locked(ctrlr);
+	pthread_mutex_unlock(&tgt->lock);
+	if (last)
+		ctrlr_free(ctrlr);
 }
 
 int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size)
@@ -391,6 +447,11 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
+	if (ctrlr->unlisted || (qid && (atomic_load(&ctrlr->csts) & NVME_CSTS_CFS))) {
+		pthread_mutex_unlock(&ctrlr->lock);
+		pthread_mutex_unlock(&tgt->lock);
+		return -ENODEV;
+	}
 	if (ctrlr->sqs[qid]) {
 		pthread_mutex_unlock(&ctrlr->lock);
 		pthread_mutex_unlock(&tgt->lock);
@@ -398,6 +459,7 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 	}
 	ctrlr->sqs[qid] = sq;
 	ctrlr->nr_sqs++;
+	ctrlr->refs++;
 	sq->ctrlr = ctrlr;
 	sq->qid = qid;
 	sq->size = size;
@@ -426,11 +488,11 @@ static void ctrlr_fail_aers(struct ernic_ctrlr *ctrlr)
 	}
 }
 
-static void ctrlr_detach_sq(struct ernic_sq *sq)
+void ernic_sq_detach(struct ernic_sq *sq)
 {
 	struct ernic_ctrlr *ctrlr = sq->ctrlr;
 	struct ernic_target *tgt = sq->tgt;
-	bool last;
+	bool attached, freed = false;
 
 	if (!ctrlr)
 		return;
@@ -438,29 +500,38 @@ static void ctrlr_detach_sq(struct ernic_sq *sq)
 		ctrlr_fail_aers(ctrlr);
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
-	if (ctrlr->sqs[sq->qid] == sq) {
+	attached = ctrlr->sqs[sq->qid] == sq;
+	/*
+	 * Without its admin queue nobody can manage the controller: a fatal
+	 * error, as Linux nvmet's. Its I/O queues fail their commands and their
+	 * transports tear them down (ernic_sq_ctrlr_fatal()); none joins it.
+	 */
+	if (attached && sq->qid == 0)
+		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
+	if (attached) {
 		counters_add_sq(&ctrlr->retired, sq);
 		ctrlr->sqs[sq->qid] = NULL;
 		ctrlr->nr_sqs--;
 		if (sq->qid)
 			tgt->nr_io_queues--;
 	}
-	last = ctrlr->nr_sqs == 0;
-	pthread_mutex_unlock(&ctrlr->lock);
-	sq->ctrlr = NULL;
-	sq->connected = false;
-	if (last) {
-		for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++)
+	/* The association ends with its last queue; a lookup still holding it keeps the memory. */
+	if (ctrlr->nr_sqs == 0 && !ctrlr->unlisted) {
+		ctrlr->unlisted = true;
+		for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++)
 			if (tgt->ctrlrs[i] == ctrlr) {
 				tgt->ctrlrs[i] = NULL;
 				tgt->nr_ctrlrs--;
 			}
 	}
+	pthread_mutex_unlock(&ctrlr->lock);
+	sq->ctrlr = NULL;
+	sq->connected = false;
+	if (attached)
+		freed = ctrlr_put_locked(ctrlr);
 	pthread_mutex_unlock(&tgt->lock);
-	if (last) {
-		pthread_mutex_destroy(&ctrlr->lock);
-		free(ctrlr);
-	}
+	if (freed)
+		ctrlr_free(ctrlr);
 }
 
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr)
@@ -474,7 +545,7 @@ void ernic_target_check_keep_alive(struct ernic_target *tgt)
 	uint64_t now = ernic_now_ns();
 
 	pthread_mutex_lock(&tgt->lock);
-	for (uint32_t i = 0; i < ERNIC_MAX_CTRLRS; i++) {
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
 		struct ernic_ctrlr *c = tgt->ctrlrs[i];
 		uint64_t deadline;
 
@@ -539,7 +610,7 @@ void ernic_sq_destroy(struct ernic_sq *sq)
 {
 	struct ernic_target *tgt = sq->tgt;
 
-	ctrlr_detach_sq(sq);
+	ernic_sq_detach(sq);
 	pthread_mutex_lock(&tgt->lock);
 	counters_add_sq(&tgt->retired, sq);
 	if (sq->live_prev)
@@ -686,7 +757,7 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 		status = ernic_fabrics_exec(req);
 		ernic_req_set_status(req, status);
 		if (disconnect && status == NVME_SC_SUCCESS)
-			ctrlr_detach_sq(sq);
+			ernic_sq_detach(sq);
 		return ERNIC_EXEC_DONE;
 	}
 	status = req_gate(req);

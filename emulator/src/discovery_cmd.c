@@ -26,17 +26,29 @@ static uint16_t disc_identify(struct ernic_req *req)
 	return ernic_req_send_data(req, &id, sizeof(id));
 }
 
-/* One record: the subsystem at the port the target was told about (Fabrics Figure 38). */
-static void disc_log_page_build(const struct ernic_target *tgt, struct nvmf_disc_log_hdr *hdr,
+/*
+ * One record: the subsystem at the port the target was told about (Fabrics
+ * Figure 38), or none for a host the subsystem would refuse: as Linux nvmet,
+ * the log lists only what the reading host may connect to.
+ */
+static void disc_log_page_build(const struct ernic_ctrlr *ctrlr, struct nvmf_disc_log_hdr *hdr,
 				struct nvmf_disc_log_entry *e)
 {
+	struct ernic_target *tgt = ctrlr->tgt;
+
 	memset(hdr, 0, sizeof(*hdr));
 	memset(e, 0, sizeof(*e));
-	hdr->genctr = 1;
-	hdr->numrec = 1;
 	hdr->recfmt = 0;
+	/* One snapshot: a port set meanwhile shows in the next generation, whole. */
+	pthread_mutex_lock(&tgt->lock);
+	hdr->genctr = tgt->disc_genctr;
+	if (!ernic_target_host_allowed(tgt, ctrlr->hostnqn)) {
+		pthread_mutex_unlock(&tgt->lock);
+		return;
+	}
+	hdr->numrec = 1;
 	e->trtype = tgt->trtype;
-	e->adrfam = NVMF_ADRFAM_IPV4;
+	e->adrfam = tgt->adrfam;
 	e->subtype = NVMF_SUBTYPE_NVME;
 	e->treq = NVMF_TREQ_NOT_SPECIFIED;
 	e->portid = 1;
@@ -44,6 +56,7 @@ static void disc_log_page_build(const struct ernic_target *tgt, struct nvmf_disc
 	e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
 	ernic_copy_padded(e->trsvcid, sizeof(e->trsvcid), tgt->trsvcid);
 	ernic_copy_padded(e->traddr, sizeof(e->traddr), tgt->traddr);
+	pthread_mutex_unlock(&tgt->lock);
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
 }
 
@@ -57,7 +70,7 @@ static uint16_t disc_get_log_page(struct ernic_req *req)
 	_Static_assert(sizeof(page) == sizeof(page.hdr) + sizeof(page.entry), "discovery log page is packed");
 	if ((uint8_t)req->sqe.cdw10 != NVME_LOG_DISC)
 		return NVME_SC_INVALID_LOG_PAGE;
-	disc_log_page_build(req->sq->tgt, &page.hdr, &page.entry);
+	disc_log_page_build(req->sq->ctrlr, &page.hdr, &page.entry);
 	return ernic_req_send_log_page(req, &page, sizeof(page));
 }
 

@@ -3,9 +3,12 @@
  * fabrics_cmd.c - Fabrics commands (NVMe over Fabrics 1.1, section 3.3):
  * Connect, Property Get/Set and Disconnect.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "target.h"
+
+struct ernic_test_hooks ernic_test_hooks;
 
 #define CONNECT_IPO(field) ((uint16_t)offsetof(struct nvmf_connect_cmd, field))
 #define CONNECT_DATA_IPO(field) ((uint16_t)offsetof(struct nvmf_connect_data, field))
@@ -85,8 +88,12 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
 static uint16_t connect_install_sq(struct ernic_req *req, struct ernic_ctrlr *ctrlr)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	int rc = ernic_ctrlr_attach_sq(ctrlr, req->sq, cmd->qid, (uint16_t)(cmd->sqsize + 1));
 
-	if (ernic_ctrlr_attach_sq(ctrlr, req->sq, cmd->qid, (uint16_t)(cmd->sqsize + 1)))
+	/* A controller that went (or failed) between the lookup and here is as unknown as one never made. */
+	if (rc == -ENODEV)
+		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
+	if (rc)
 		return NVME_SC_CONNECT_CTRL_BUSY;
 	req->cqe.dw0 = ctrlr->cntlid;
 	return NVME_SC_SUCCESS;
@@ -97,6 +104,7 @@ static uint16_t connect_admin(struct ernic_req *req, const struct nvmf_connect_d
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
 	struct ernic_ctrlr *ctrlr;
+	uint16_t status;
 
 	if (data->cntlid != NVMF_CNTLID_DYNAMIC)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
@@ -104,23 +112,38 @@ static uint16_t connect_admin(struct ernic_req *req, const struct nvmf_connect_d
 	if (!ctrlr)
 		return NVME_SC_CONNECT_CTRL_BUSY;
 	/* A new controller's admin slot is empty: this cannot fail. */
-	return connect_install_sq(req, ctrlr);
+	status = connect_install_sq(req, ctrlr);
+	ernic_ctrlr_put(ctrlr);
+	return status;
 }
 
-/* An I/O Connect joins the enabled controller the host's admin Connect created. */
+/*
+ * An I/O Connect joins the enabled controller the host's admin Connect
+ * created, holding a reference from lookup to attach: the controller's other
+ * queues may all go meanwhile.
+ */
 static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data *data)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
 	struct ernic_ctrlr *ctrlr;
+	uint16_t status;
 
 	ctrlr = ernic_ctrlr_lookup(req->sq->tgt, data->cntlid, data->hostnqn);
-	if (!ctrlr || ctrlr->discovery)
+	if (ERNIC_UNLIKELY(ernic_test_hooks.io_connect_looked_up != NULL))
+		ernic_test_hooks.io_connect_looked_up(req);
+	if (!ctrlr)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
-	if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
-		return NVME_SC_CMD_SEQ_ERROR;
-	if (cmd->qid > ctrlr->nr_io_queues || cmd->qid > ERNIC_MAX_IO_QUEUES)
-		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
-	return connect_install_sq(req, ctrlr);
+	/* A fatal controller is on its way out (nvmet deletes it): as good as unknown. */
+	if (ctrlr->discovery || (atomic_load(&ctrlr->csts) & NVME_CSTS_CFS))
+		status = connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
+	else if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
+		status = NVME_SC_CMD_SEQ_ERROR;
+	else if (cmd->qid > ctrlr->nr_io_queues || cmd->qid > ERNIC_MAX_IO_QUEUES)
+		status = connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
+	else
+		status = connect_install_sq(req, ctrlr);
+	ernic_ctrlr_put(ctrlr);
+	return status;
 }
 
 static uint16_t fabrics_connect(struct ernic_req *req)

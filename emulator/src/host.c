@@ -151,6 +151,8 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 
 	if (ERNIC_UNLIKELY(!qp->nr_free))
 		return -EBUSY;
+	if (ERNIC_UNLIKELY(atomic_load_explicit(&tq->lost, memory_order_relaxed)))
+		return -ENOTCONN;
 	if (ERNIC_UNLIKELY(len > NVME_KEYED_SGL_MAX_LEN))
 		return -EINVAL;
 	/* After the refusals, so 1 in N is of the commands that go out. */
@@ -310,6 +312,11 @@ const char *ernic_stage_name(enum ernic_stage stage)
 uint32_t ernic_host_outstanding(const struct ernic_host_qpair *qp)
 {
 	return qp->depth - qp->nr_free;
+}
+
+bool ernic_host_qpair_connected(const struct ernic_host_qpair *qp)
+{
+	return qp->tq && !atomic_load_explicit(&qp->tq->lost, memory_order_acquire);
 }
 
 uint16_t ernic_host_qpair_qid(const struct ernic_host_qpair *qp)

@@ -29,6 +29,12 @@ struct ernic_inproc_qpair {
 	/* Each index on its own cache line: one writer each. */
 	_Alignas(ERNIC_CACHELINE) _Atomic uint32_t sq_tail; /* host */
 	_Alignas(ERNIC_CACHELINE) _Atomic uint32_t cq_tail; /* target */
+	/*
+	 * Target: nonzero once the queue pair is torn down (its controller
+	 * failed), as a host sees an RDMA QP enter the error state. Beside
+	 * cq_tail, which the host reads anyway.
+	 */
+	_Atomic uint32_t lost;
 
 	_Alignas(ERNIC_CACHELINE) uint32_t entries; /* a power of two */
 	uint32_t mask;
@@ -47,6 +53,7 @@ struct ernic_inproc_qpair {
 	struct ernic_inproc_poller *poller;
 	uint32_t poller_slot;
 	bool admin;
+	bool t_lost; /* the poller's copy of lost */
 	pthread_mutex_t cq_lock; /* admin queue only: held AERs complete from other threads */
 };
 

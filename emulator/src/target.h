@@ -244,6 +244,13 @@ void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct e
 		   void *transport);
 /* The transport lost the queue (Disconnect, close): detach it from its controller. */
 void ernic_sq_destroy(struct ernic_sq *sq);
+/*
+ * Detach the queue from its controller but keep it initialised: a transport
+ * that tears a queue down while its host still holds it (the in-process
+ * one, on a fatal controller) calls this, then ernic_sq_destroy() later.
+ * Losing the admin queue makes the controller fatal.
+ */
+void ernic_sq_detach(struct ernic_sq *sq);
 /* Run one command to completion (or hold it); fills req->cqe either way. */
 enum ernic_exec ernic_req_exec(struct ernic_req *req);
 /*
@@ -366,17 +373,27 @@ uint64_t ernic_now_ns(void);
 
 /* ------------------------------------------------ target and controllers */
 
-#define ERNIC_MAX_CTRLRS 64
+#define ERNIC_MAX_CTRLRS 64	 /* I/O controllers */
+#define ERNIC_MAX_DISC_CTRLRS 64 /* discovery controllers, a bound of their own */
+/* Keep-alive of a discovery controller whose Connect asks for none (Linux NVMET_DISC_KATO_MS). */
+#define ERNIC_DISC_KATO_MS 120000u
+#define ERNIC_CTRLR_SLOTS (ERNIC_MAX_CTRLRS + ERNIC_MAX_DISC_CTRLRS)
 #define ERNIC_AERL 4	    /* outstanding AERs a controller holds (AERL + 1) */
 #define ERNIC_ERRLOG_ENTRIES 64 /* ELPE + 1 */
 #define ERNIC_MAX_AEN 16
 
 /**
  * struct ernic_ctrlr - one host association (Fabrics 1.1 section 3.2):
- * created by the admin Connect, freed when its last queue goes.
+ * created by the admin Connect, out of the target's table when its last
+ * queue goes, freed when its last reference goes (as nvmet_ctrl_put()).
+ * @refs: under the target's lock: one per attached queue, one per lookup
+ *	not yet put, one for the admin Connect between create and attach
+ * @unlisted: out of the table; takes no queue any more
  */
 struct ernic_ctrlr {
 	struct ernic_target *tgt;
+	uint32_t refs;
+	bool unlisted;
 	uint16_t cntlid;
 	bool discovery;
 	char hostnqn[NVMF_NQN_SIZE];
@@ -424,13 +441,17 @@ struct ernic_target {
 	struct ernic_ns ns[ERNIC_MAX_NS];
 	uint32_t nr_ns;
 
-	/* The port the discovery log page reports */
+	/* The port the discovery log page reports, under the lock */
 	uint8_t trtype;
+	uint8_t adrfam; /* NVMF_ADRFAM_*, from traddr */
 	char traddr[256];
 	char trsvcid[32];
+	/* The log's GENCTR: one more each time what the log reports changes (Fabrics 5.3) */
+	uint64_t disc_genctr;
 
-	pthread_mutex_t lock; /* controllers, counters of retired queues */
-	struct ernic_ctrlr *ctrlrs[ERNIC_MAX_CTRLRS];
+	pthread_mutex_t lock; /* controllers, counters of retired queues, the port above */
+	/* I/O controllers in the first ERNIC_MAX_CTRLRS slots, discovery controllers after */
+	struct ernic_ctrlr *ctrlrs[ERNIC_CTRLR_SLOTS];
 	uint32_t nr_ctrlrs;
 	uint16_t next_cntlid;
 	uint32_t nr_io_queues; /* connected, over all controllers */
@@ -441,11 +462,30 @@ struct ernic_target {
 	struct ernic_port *ports; /* registered by the transports, for the mr_* counters */
 };
 
+/**
+ * struct ernic_test_hooks - pause points a test drives to make a race
+ * deterministic; all NULL outside the tests, where each costs one load and
+ * a not-taken branch on a path that is not per-I/O.
+ * @io_connect_looked_up: an I/O Connect found its controller and has not
+ *	attached the queue yet
+ */
+struct ernic_test_hooks {
+	void (*io_connect_looked_up)(struct ernic_req *req);
+};
+extern struct ernic_test_hooks ernic_test_hooks;
+
 /* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */
 struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
 				       uint32_t kato_ms, bool discovery);
+/* -EBUSY for a QID taken; -ENODEV for a controller that left the table, or an I/O queue of a fatal one. */
 int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size);
+/*
+ * The controller with @cntlid that @hostnqn created, with a reference taken
+ * under the target's lock (nvmet_ctrl_find_get()); NULL if none. The caller
+ * drops it with ernic_ctrlr_put(). ernic_ctrlr_create() returns one too.
+ */
 struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn);
+void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr);
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
 /* Queue an asynchronous event; completes a held AER if there is one. */
 void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0);

@@ -111,12 +111,60 @@ static const struct ernic_transport_ops inproc_ops = {
 
 /* ------------------------------------------------------------------ polling */
 
+/*
+ * A queue pair of a fatal controller goes as an RDMA QP in the error state
+ * does: it leaves its controller (freed with its last queue; held AERs
+ * complete with Command Aborted due to SQ Deletion), the host sees it lost
+ * (ernic_host_qpair_connected()), and inproc_flush() answers whatever it
+ * still posts. Called by the queue's own poller.
+ */
+static void inproc_lose(struct ernic_inproc_qpair *qp)
+{
+	ernic_sq_detach(&qp->sq);
+	qp->t_lost = true;
+	atomic_store_explicit(&qp->lost, 1, memory_order_release);
+}
+
+/*
+ * Every capsule of a lost queue pair completes, unrun, with Command Aborted
+ * due to SQ Deletion: the CQE stands in for a flushed work completion, so
+ * the host reaps each command once and its MRs go back to its pool.
+ */
+static uint32_t inproc_flush(struct ernic_inproc_qpair *qp)
+{
+	uint32_t tail = atomic_load_explicit(&qp->sq_tail, memory_order_acquire);
+	uint32_t head = qp->t_sq_head;
+	uint32_t n = tail - head;
+
+	while (head != tail) {
+		const struct nvme_sqe *sqe = &qp->sq_ring[head & qp->mask];
+		uint32_t slot = sqe->cid & qp->mask;
+		struct ernic_req *req = &qp->reqs[slot];
+		struct ernic_stage_stamps *st = &qp->stamps[slot];
+
+		head++;
+		req->sqe = *sqe;
+		req->stamps = NULL;
+		req->cqe.dw0 = 0;
+		req->cqe.dw1 = 0;
+		if (ERNIC_UNLIKELY(st->sampled))
+			st->pickup = st->post = ernic_now_ns();
+		ernic_req_set_status(req, NVME_SC_ABORT_SQ_DELETION);
+		inproc_complete(req);
+	}
+	qp->t_sq_head = head;
+	return n;
+}
+
 /* Run every capsule posted so far; returns how many. */
 static uint32_t inproc_process(struct ernic_inproc_qpair *qp)
 {
 	uint32_t tail = atomic_load_explicit(&qp->sq_tail, memory_order_acquire);
 	uint32_t head = qp->t_sq_head;
 	uint32_t n = tail - head;
+
+	if (ERNIC_UNLIKELY(qp->t_lost))
+		return inproc_flush(qp);
 
 	while (head != tail) {
 		const struct nvme_sqe *sqe = &qp->sq_ring[head & qp->mask];
@@ -171,10 +219,29 @@ static bool poller_has_work(struct ernic_inproc_poller *p)
 	return false;
 }
 
+/*
+ * A poller's periodic work: poller 0 runs the target's keep-alive timers,
+ * and each poller tears down its queue pairs whose controller became fatal
+ * (keep-alive expired, admin queue lost), as TCP closes their connections.
+ */
+static void poller_tick(struct ernic_inproc_poller *p)
+{
+	uint32_t n = atomic_load_explicit(&p->nr_slots, memory_order_acquire);
+
+	if (p->id == 0)
+		ernic_target_check_keep_alive(p->port->tgt);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ernic_inproc_qpair *qp = atomic_load_explicit(&p->qpairs[i], memory_order_acquire);
+
+		if (qp && !qp->t_lost && ernic_sq_ctrlr_fatal(&qp->sq))
+			inproc_lose(qp);
+	}
+}
+
 static void *poller_main(void *arg)
 {
 	struct ernic_inproc_poller *p = arg;
-	uint64_t idle_since = 0, last_ka = ernic_now_ns(), loops = 0;
+	uint64_t idle_since = 0, last_tick = ernic_now_ns(), loops = 0;
 	uint32_t idle_spins = 0;
 	char name[16];
 
@@ -193,12 +260,12 @@ static void *poller_main(void *arg)
 			if (qp)
 				work += inproc_process(qp);
 		}
-		/* Keep-alive timers are checked even when the poller never goes idle. */
-		if (ERNIC_UNLIKELY((++loops & 0xFFFF) == 0) && p->id == 0) {
+		/* Ticks run even when the poller never goes idle. */
+		if (ERNIC_UNLIKELY((++loops & 0xFFFF) == 0)) {
 			now = ernic_now_ns();
-			if (now - last_ka > POLLER_KEEP_ALIVE_NS) {
-				ernic_target_check_keep_alive(p->port->tgt);
-				last_ka = now;
+			if (now - last_tick > POLLER_KEEP_ALIVE_NS) {
+				poller_tick(p);
+				last_tick = now;
 			}
 		}
 		if (work) {
@@ -214,9 +281,9 @@ static void *poller_main(void *arg)
 		now = ernic_now_ns();
 		if (!idle_since)
 			idle_since = now;
-		if (p->id == 0 && now - last_ka > POLLER_KEEP_ALIVE_NS) {
-			ernic_target_check_keep_alive(p->port->tgt);
-			last_ka = now;
+		if (now - last_tick > POLLER_KEEP_ALIVE_NS) {
+			poller_tick(p);
+			last_tick = now;
 		}
 		if (now - idle_since < POLLER_YIELD_NS) {
 			sched_yield();

@@ -1056,7 +1056,7 @@ static const char *tcp_close_reason(int rc)
 	case -ECONNRESET:
 		return "host closed the connection";
 	case -ETIMEDOUT:
-		return "controller fatal (keep-alive timeout)";
+		return "controller fatal (keep-alive timeout or admin queue lost)";
 	case -ESHUTDOWN:
 		return "target shutting down";
 	case -EPROTO:

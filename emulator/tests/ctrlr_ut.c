@@ -15,6 +15,8 @@
  * life cycle.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1480,6 +1482,113 @@ static void test_disconnect_io_queue_detaches_it(void)
 	fx_fini();
 }
 
+/*
+ * An I/O Connect paused between finding its controller and attaching its
+ * queue (ernic_test_hooks), while the main thread takes the controller's
+ * last other queue away.
+ */
+static struct {
+	sem_t looked_up, resume;
+	struct stub_q *q;
+	uint16_t qid, status;
+	struct nvme_cqe cqe;
+} race;
+
+static void race_pause(struct ernic_req *req)
+{
+	(void)req;
+	sem_post(&race.looked_up);
+	while (sem_wait(&race.resume) && errno == EINTR)
+		;
+}
+
+static void *race_connect(void *arg)
+{
+	(void)arg;
+	race.status = connect_io(race.q, race.qid, fx.cntlid, &race.cqe);
+	return NULL;
+}
+
+/* Start the paused I/O Connect of @q as @qid; returns once it has looked the controller up. */
+static pthread_t race_start(struct stub_q *q, uint16_t qid)
+{
+	pthread_t t;
+
+	race.q = q;
+	race.qid = qid;
+	sem_init(&race.looked_up, 0, 0);
+	sem_init(&race.resume, 0, 0);
+	ernic_test_hooks.io_connect_looked_up = race_pause;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, race_connect, NULL) == 0);
+	while (sem_wait(&race.looked_up) && errno == EINTR)
+		;
+	return t;
+}
+
+static void race_finish(pthread_t t)
+{
+	sem_post(&race.resume);
+	pthread_join(t, NULL);
+	ernic_test_hooks.io_connect_looked_up = NULL;
+	sem_destroy(&race.looked_up);
+	sem_destroy(&race.resume);
+	/* The controller is gone: refused as an unknown CNTLID, nothing attached */
+	CU_ASSERT_EQUAL(race.status, NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(race.cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_DATA, 16));
+	CU_ASSERT_FALSE(race.q->sq.connected);
+	CU_ASSERT_EQUAL(counters()->controllers, 0);
+	CU_ASSERT_EQUAL(counters()->io_queues, 0);
+}
+
+static void test_io_connect_racing_the_admin_queue_close_fails_cleanly(void)
+{
+	pthread_t t;
+
+	fx_up();
+	t = race_start(fx.q[1], 1);
+	q_destroy(fx.q[0]);
+	race_finish(t);
+	fx_fini();
+}
+
+static void test_io_connect_racing_the_last_io_queue_disconnect_fails_cleanly(void)
+{
+	struct nvme_sqe sqe;
+	pthread_t t;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	q_destroy(fx.q[0]);
+	t = race_start(fx.q[2], 2);
+	sqe_init(&sqe, NVME_FABRICS_COMMAND, 0xD3);
+	((struct nvmf_fabrics_cmd *)&sqe)->fctype = NVMF_FCTYPE_DISCONNECT;
+	CU_ASSERT_EQUAL(run(fx.q[1], &sqe, 0, NULL), NVME_SC_SUCCESS);
+	race_finish(t);
+	fx_fini();
+}
+
+static void test_losing_the_admin_queue_makes_the_controller_fatal(void)
+{
+	struct nvme_cqe cqe;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	q_destroy(fx.q[0]);
+	/* As Linux nvmet: a fatal controller error; each I/O queue reports it to its transport */
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[1]->sq));
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_ABORT_SQ_DELETION);
+	/* No queue joins it any more */
+	CU_ASSERT_EQUAL(connect_io(fx.q[2], 2, fx.cntlid, &cqe), NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_DATA, 16));
+	CU_ASSERT_FALSE(fx.q[2]->sq.connected);
+	CU_ASSERT_EQUAL(counters()->io_queues, 1);
+	q_destroy(fx.q[1]);
+	CU_ASSERT_EQUAL(counters()->controllers, 0);
+	CU_ASSERT_EQUAL(counters()->io_queues, 0);
+	fx_fini();
+}
+
 static void test_discovery_controller(void)
 {
 	const struct nvme_id_ctrl *id;
@@ -1622,6 +1731,189 @@ static void test_discovery_connect_ignores_allow_list(void)
 	fx_init_cfg(&cfg, allow);
 	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 0, NULL),
 			NVME_SC_SUCCESS);
+	fx_fini();
+}
+
+static void test_discovery_controllers_never_take_the_slots_of_io_controllers(void)
+{
+	struct stub_q *disc[ERNIC_MAX_DISC_CTRLRS + 1];
+	struct nvme_cqe cqe;
+
+	fx_init();
+	for (int i = 0; i <= ERNIC_MAX_DISC_CTRLRS; i++) {
+		disc[i] = q_new();
+		ernic_sq_init(&disc[i]->sq, fx.tgt, &stub_ops, disc[i]);
+		disc[i]->inited = true;
+	}
+	for (int i = 0; i < ERNIC_MAX_DISC_CTRLRS; i++)
+		CU_ASSERT_EQUAL(connect_full(disc[i], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 0, NULL),
+				NVME_SC_SUCCESS);
+	/* Discovery controllers have a bound of their own... */
+	CU_ASSERT_EQUAL(connect_full(disc[ERNIC_MAX_DISC_CTRLRS], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN,
+				     0, NULL),
+			NVME_SC_CONNECT_CTRL_BUSY);
+	/* ...and a host still gets every I/O controller slot */
+	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 0, &cqe), NVME_SC_SUCCESS);
+	for (int i = 1; i < FX_QUEUES; i++)
+		CU_ASSERT_EQUAL(connect_full(fx.q[i], 0, 31, NVMF_CNTLID_DYNAMIC, ernic_target_subnqn(fx.tgt), HOSTNQN,
+					     0, NULL),
+				NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(counters()->controllers, ERNIC_MAX_DISC_CTRLRS + FX_QUEUES);
+	/* A discovery slot freed is taken again */
+	q_destroy(disc[0]);
+	CU_ASSERT_EQUAL(connect_full(disc[ERNIC_MAX_DISC_CTRLRS], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN,
+				     0, NULL),
+			NVME_SC_SUCCESS);
+	for (int i = 0; i <= ERNIC_MAX_DISC_CTRLRS; i++) {
+		q_destroy(disc[i]);
+		free(disc[i]);
+	}
+	fx_fini();
+}
+
+static void test_io_controllers_are_bounded_apart_from_discovery_controllers(void)
+{
+	struct stub_q *io[ERNIC_MAX_CTRLRS + 1];
+
+	fx_init();
+	for (int i = 0; i <= ERNIC_MAX_CTRLRS; i++) {
+		io[i] = q_new();
+		ernic_sq_init(&io[i]->sq, fx.tgt, &stub_ops, io[i]);
+		io[i]->inited = true;
+	}
+	for (int i = 0; i < ERNIC_MAX_CTRLRS; i++)
+		CU_ASSERT_EQUAL(connect_admin(io[i], 0, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(connect_admin(io[ERNIC_MAX_CTRLRS], 0, NULL), NVME_SC_CONNECT_CTRL_BUSY);
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 0, NULL),
+			NVME_SC_SUCCESS);
+	for (int i = 0; i <= ERNIC_MAX_CTRLRS; i++) {
+		q_destroy(io[i]);
+		free(io[i]);
+	}
+	fx_fini();
+}
+
+static void test_discovery_controller_with_kato_zero_gets_the_default_keep_alive_and_expires(void)
+{
+	struct ernic_ctrlr *ctrlr;
+	uint64_t deadline, now;
+	uint32_t dw0 = 0;
+
+	disc_up();
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, ERNIC_DISC_KATO_MS);
+	CU_ASSERT_EQUAL(dw0, 120000);
+	/* White box: the timer runs, due 120 s from the Connect */
+	ctrlr = fx.q[0]->sq.ctrlr;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctrlr);
+	deadline = atomic_load(&ctrlr->ka_deadline_ns);
+	now = ernic_now_ns();
+	CU_ASSERT(deadline > now + 119000000000ull && deadline <= now + 120000000000ull);
+	/* Its clock passes the deadline with no Keep Alive: the check declares it fatal */
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	atomic_store(&ctrlr->ka_deadline_ns, now - 1);
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	fx_fini();
+}
+
+static void test_discovery_controller_keeps_the_kato_its_connect_asks_for(void)
+{
+	uint32_t dw0 = 0;
+
+	fx_init();
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 30000, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, 30000);
+	fx_fini();
+}
+
+/* Records in the discovery log page a discovery controller of @hostnqn reads on q[0]. */
+static uint64_t disc_numrec_for(const char *hostnqn)
+{
+	const struct nvmf_disc_log_hdr *hdr = (const struct nvmf_disc_log_hdr *)fx.q[0]->buf;
+	uint64_t numrec;
+
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, hostnqn, 0, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 2048, 0, false), NVME_SC_SUCCESS);
+	numrec = hdr->numrec;
+	/* Nothing of a record past those counted */
+	for (uint32_t i = (uint32_t)(1024 * (1 + numrec)); i < 2048; i++)
+		CU_ASSERT_EQUAL(fx.q[0]->buf[i], 0);
+	q_destroy(fx.q[0]);
+	ernic_sq_init(&fx.q[0]->sq, fx.tgt, &stub_ops, fx.q[0]);
+	fx.q[0]->inited = true;
+	return numrec;
+}
+
+static void test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list(void)
+{
+	static const char *const allow[] = { HOSTNQN2, NULL };
+	struct ernic_backend_cfg cfg;
+
+	cfg_small(&cfg);
+	fx_init_cfg(&cfg, allow);
+	CU_ASSERT_EQUAL(disc_numrec_for(HOSTNQN), 0);
+	CU_ASSERT_EQUAL(disc_numrec_for(HOSTNQN2), 1);
+	fx_fini();
+	/* Without an allow list every host sees it */
+	fx_init();
+	CU_ASSERT_EQUAL(disc_numrec_for(HOSTNQN), 1);
+	fx_fini();
+}
+
+/* The discovery log as q[0] (an enabled discovery controller) reads it now. */
+static const struct nvmf_disc_log_hdr *disc_log(void)
+{
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 2048, 0, false), NVME_SC_SUCCESS);
+	return (const struct nvmf_disc_log_hdr *)fx.q[0]->buf;
+}
+
+static void test_discovery_log_address_family_follows_the_port_address(void)
+{
+	const struct nvmf_disc_log_entry *e;
+
+	disc_up();
+	e = (const struct nvmf_disc_log_entry *)(fx.q[0]->buf + 1024);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "::1", "4420");
+	disc_log();
+	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV6);
+	CU_ASSERT_EQUAL(memcmp(e->traddr, "::1 ", 4), 0);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "fd00:1:2::7", "4420");
+	disc_log();
+	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV6);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "10.1.2.3", "4420");
+	disc_log();
+	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV4);
+	CU_ASSERT_EQUAL(memcmp(e->traddr, "10.1.2.3 ", 9), 0);
+	fx_fini();
+}
+
+static void test_discovery_log_genctr_changes_with_the_port_and_only_then(void)
+{
+	uint64_t gen;
+
+	disc_up();
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.9", "4421");
+	gen = disc_log()->genctr;
+	/* Stable while nothing the log reports changes */
+	CU_ASSERT_EQUAL(disc_log()->genctr, gen);
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.9", "4421");
+	CU_ASSERT_EQUAL(disc_log()->genctr, gen);
+	/* A new address, a new service, a new transport: each a new generation */
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.10", "4421");
+	CU_ASSERT_NOT_EQUAL(disc_log()->genctr, gen);
+	gen = disc_log()->genctr;
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_TCP, "192.168.7.10", "4422");
+	CU_ASSERT_NOT_EQUAL(disc_log()->genctr, gen);
+	gen = disc_log()->genctr;
+	ernic_target_set_port(fx.tgt, NVMF_TRTYPE_RDMA, "192.168.7.10", "4422");
+	CU_ASSERT_NOT_EQUAL(disc_log()->genctr, gen);
 	fx_fini();
 }
 
@@ -1829,11 +2121,21 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_changed_ns_log_retained_with_rae),
 	UT_CASE(test_aen_without_aer_is_delivered_by_next_aer), UT_CASE(test_ns_changed_without_aec_completes_nothing),
 	UT_CASE(test_aer_over_aerl_is_aer_limit_exceeded), UT_CASE(test_admin_sq_destroy_aborts_held_aers),
-	UT_CASE(test_disconnect_io_queue_detaches_it), UT_CASE(test_discovery_controller),
+	UT_CASE(test_disconnect_io_queue_detaches_it),
+	UT_CASE(test_io_connect_racing_the_admin_queue_close_fails_cleanly),
+	UT_CASE(test_io_connect_racing_the_last_io_queue_disconnect_fails_cleanly),
+	UT_CASE(test_losing_the_admin_queue_makes_the_controller_fatal), UT_CASE(test_discovery_controller),
 	UT_CASE(test_discovery_controller_rejects_io_commands_on_an_io_sq),
 	UT_CASE(test_discovery_controller_features_are_kato_and_async_event_only),
 	UT_CASE(test_discovery_log_page_honours_the_offset_and_zero_fills),
-	UT_CASE(test_discovery_connect_ignores_allow_list), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
+	UT_CASE(test_discovery_connect_ignores_allow_list),
+	UT_CASE(test_discovery_controllers_never_take_the_slots_of_io_controllers),
+	UT_CASE(test_io_controllers_are_bounded_apart_from_discovery_controllers),
+	UT_CASE(test_discovery_controller_with_kato_zero_gets_the_default_keep_alive_and_expires),
+	UT_CASE(test_discovery_controller_keeps_the_kato_its_connect_asks_for),
+	UT_CASE(test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list),
+	UT_CASE(test_discovery_log_address_family_follows_the_port_address),
+	UT_CASE(test_discovery_log_genctr_changes_with_the_port_and_only_then), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),
 	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did),

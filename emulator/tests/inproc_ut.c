@@ -597,6 +597,47 @@ static void test_100_connect_disconnect_cycles_leak_nothing(void)
 	ut_target_stop(tgt);
 }
 
+/*
+ * A keep-alive expiry tears the queue pairs down as a lost RDMA QP: the host
+ * sees them gone, and the controller and its counters return to rest.
+ */
+static void test_keep_alive_expiry_tears_the_queue_pairs_down(void)
+{
+	struct ernic_target *tgt = target(2, 32, 2, 1ull << 20);
+	const struct ernic_host_opts opts = { .nr_io_queues = 2, .kato_ms = 200 };
+	struct ernic_host_ctrlr *hc = NULL;
+	struct ernic_counters c;
+	char err[ERNIC_ERRLEN] = "";
+	struct nvme_sqe sqe;
+	uint64_t deadline;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	CU_ASSERT_EQUAL_FATAL(ernic_host_connect(ut_port(tgt), &opts, &hc, err, sizeof(err)), 0);
+	CU_ASSERT_TRUE(ernic_host_qpair_connected(ernic_host_io_qpair(hc, 1)));
+	ernic_target_counters(tgt, &c);
+	CU_ASSERT_EQUAL(c.controllers, 1);
+	/* No Keep Alive: within KATO and the pollers' check period, everything goes */
+	deadline = ut_now_ns() + 3000000000ull;
+	do {
+		ut_sleep_ms(20);
+		ernic_target_counters(tgt, &c);
+	} while ((c.controllers || c.io_queues) && ut_now_ns() < deadline);
+	CU_ASSERT_EQUAL(c.controllers, 0);
+	CU_ASSERT_EQUAL(c.io_queues, 0);
+	CU_ASSERT_FALSE(ernic_host_qpair_connected(ernic_host_admin_qpair(hc)));
+	for (uint16_t qid = 1; qid <= 2; qid++) {
+		struct ernic_host_qpair *qp = ernic_host_io_qpair(hc, qid);
+
+		CU_ASSERT_FALSE(ernic_host_qpair_connected(qp));
+		flush_sqe(&sqe);
+		CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, NULL, 0, NULL), -ENOTCONN);
+		CU_ASSERT_EQUAL(ernic_host_outstanding(qp), 0);
+	}
+	ernic_host_disconnect(hc);
+	expect_clean(tgt);
+	ut_target_stop(tgt);
+}
+
 static void test_submit_beyond_queue_depth_is_ebusy(void)
 {
 	struct ernic_target *tgt = target(1, 64, 1, 1ull << 20);
@@ -768,7 +809,7 @@ UT_MAIN("inproc", UT_CASE(test_million_flushes_at_qd128_each_completes_exactly_o
 	UT_CASE(test_idle_poller_sleeps_and_doorbell_wakes_it),
 	UT_CASE(test_disconnect_with_nothing_submitted_leaves_nothing),
 	UT_CASE(test_disconnect_with_unreaped_commands_leaves_nothing),
-	UT_CASE(test_100_connect_disconnect_cycles_leak_nothing), UT_CASE(test_submit_beyond_queue_depth_is_ebusy),
+	UT_CASE(test_100_connect_disconnect_cycles_leak_nothing), UT_CASE(test_keep_alive_expiry_tears_the_queue_pairs_down), UT_CASE(test_submit_beyond_queue_depth_is_ebusy),
 	UT_CASE(test_aer_through_admin_ring_completes_on_ns_changed),
 	UT_CASE(test_ns_changed_during_smart_log_does_not_deadlock),
 	UT_CASE(test_memory_regions_are_counted_only_while_an_inproc_port_exists))

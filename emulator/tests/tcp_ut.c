@@ -691,6 +691,30 @@ static void test_keep_alive_timeout_closes_connection(void)
 	th_teardown(th);
 }
 
+/* As Linux nvmet: losing the admin queue is a fatal controller error, its I/O connections go too. */
+static void test_closing_the_admin_connection_closes_the_io_connections(void)
+{
+	struct th *th = th_setup(0);
+	struct ernic_counters c;
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	uint16_t cntlid = th->cntlid;
+
+	close(admin_fd);
+	/* The target closes the I/O connection: end of stream within the receive timeout */
+	CU_ASSERT(th_closed(th));
+	close(th->fd);
+	/* A new I/O Connect to that controller is refused as for an unknown CNTLID */
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect(th, SUBNQN, 2, cntlid, 0, 0, true) == NVME_SC_CONNECT_INVALID_PARAM);
+	for (int i = 0; i < 50 && ernic_tcp_port_nr_conns(th->port) > 1; i++)
+		poll(NULL, 0, 100);
+	ernic_target_counters(th->tgt, &c);
+	CU_ASSERT(c.controllers == 0);
+	CU_ASSERT(c.io_queues == 0);
+	th_teardown(th);
+}
+
 /* Discovery over a real loopback TCP socket, through the accept thread. */
 static void test_discovery_log_over_loopback_tcp(void)
 {
@@ -736,6 +760,47 @@ static void test_discovery_log_over_loopback_tcp(void)
 	ernic_tcp_port_stop(th->port, 1000);
 	CU_ASSERT(th_closed(th));
 	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 0);
+	th_teardown(th);
+}
+
+/* A port listening on IPv6 loopback reports the IPv6 family and address. */
+static void test_discovery_log_of_a_port_on_ipv6_loopback(void)
+{
+	struct th *th = &g_th;
+	struct ernic_tcp_port_opts opts = { 0 };
+	static uint8_t log[2048];
+	const struct nvmf_disc_log_hdr *hdr = (const void *)log;
+	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(*hdr));
+	struct nvme_sqe glp = { .opc = NVME_ADMIN_GET_LOG_PAGE };
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	char err[ERNIC_ERRLEN];
+
+	memset(th, 0, offsetof(struct th, pdu));
+	th->tgt = tgt_create();
+	CU_ASSERT_FATAL(th->tgt != NULL);
+	CU_ASSERT_FATAL(ernic_tcp_port_create(th->tgt, &opts, &th->port) == 0);
+	th->maxh2cdata = ERNIC_TCP_MAXH2CDATA;
+	if (ernic_tcp_port_listen(th->port, "::1", "0", err, sizeof(err))) {
+		fprintf(stderr, "SKIP: IPv6 loopback unavailable here (%s)\n", err);
+		th->fd = -1;
+		th_teardown(th);
+		return;
+	}
+	CU_ASSERT_FATAL(ernic_tcp_port_start(th->port) == 0);
+	th->fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(th->fd >= 0);
+	set_timeout(th->fd);
+	sin6.sin6_port = htons(ernic_tcp_port_number(th->port));
+	CU_ASSERT_FATAL(connect(th->fd, (struct sockaddr *)&sin6, sizeof(sin6)) == 0);
+	th->h2c_chunk = 4096;
+
+	th_admin_up(th, 0, NVMF_DISC_NQN, 0, 0);
+	glp.cdw10 = NVME_LOG_DISC | (uint32_t)(sizeof(log) / 4 - 1) << 16;
+	CU_ASSERT(th_cmd(th, &glp, NULL, 0, log, sizeof(log), false, NULL) == 0);
+	CU_ASSERT(hdr->numrec == 1);
+	CU_ASSERT(e->trtype == NVMF_TRTYPE_TCP);
+	CU_ASSERT(e->adrfam == NVMF_ADRFAM_IPV6);
+	CU_ASSERT(!strncmp(e->traddr, "::1 ", 4));
 	th_teardown(th);
 }
 
@@ -1428,7 +1493,9 @@ UT_MAIN("transport_tcp",
 	UT_CASE(test_bad_sgl_completes_with_status),
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
+	UT_CASE(test_closing_the_admin_connection_closes_the_io_connections),
 	UT_CASE(test_discovery_log_over_loopback_tcp),
+	UT_CASE(test_discovery_log_of_a_port_on_ipv6_loopback),
 	UT_CASE(test_io_queues_in_parallel),
 	UT_CASE(test_connection_over_max_connections_is_closed_others_keep_working),
 	UT_CASE(test_idle_socket_that_never_sends_is_closed),

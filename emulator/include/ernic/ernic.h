@@ -178,7 +178,11 @@ const char *ernic_target_subnqn(const struct ernic_target *tgt);
 int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
 			size_t errlen);
 uint32_t ernic_target_nr_ns(const struct ernic_target *tgt);
-/* The port the discovery log page reports (trtype NVMF_TRTYPE_*). */
+/*
+ * The port the discovery log page reports (trtype NVMF_TRTYPE_*); the
+ * address family is IPv6 for an address that parses as one, else IPv4. The
+ * log's generation counter moves when any of these changes.
+ */
 void ernic_target_set_port(struct ernic_target *tgt, uint8_t trtype, const char *traddr,
 			   const char *trsvcid);
 /* Flush every namespace (file backend: fdatasync). */
@@ -315,6 +319,17 @@ struct ernic_host_qpair *ernic_host_admin_qpair(struct ernic_host_ctrlr *hc);
 /* qid 1..nr_io_queues */
 struct ernic_host_qpair *ernic_host_io_qpair(struct ernic_host_ctrlr *hc, uint16_t qid);
 uint16_t ernic_host_qpair_qid(const struct ernic_host_qpair *qp);
+/**
+ * ernic_host_qpair_connected() - whether the target still serves @qp
+ *
+ * False once the target tore the queue pair down, as an nvme-rdma host sees
+ * its QP enter the error state: the controller became fatal (keep-alive
+ * expired, admin queue lost). Every command outstanding then completes with
+ * Command Aborted due to SQ Deletion (reap them with ernic_host_poll()),
+ * ernic_host_submit() returns -ENOTCONN, and the controller is gone; what
+ * is left is ernic_host_disconnect() and a new ernic_host_connect().
+ */
+bool ernic_host_qpair_connected(const struct ernic_host_qpair *qp);
 uint32_t ernic_host_qpair_depth(const struct ernic_host_qpair *qp);
 
 /**
@@ -342,7 +357,9 @@ struct ernic_host_cpl {
 /**
  * ernic_host_submit() - fast-register an MR over @buf and post one capsule
  * @sqe: opcode, nsid and CDW10..15 set by the caller; cid and dptr are ours
- * Returns 0, or -EBUSY when the queue is full (queue_size outstanding).
+ * Returns 0, -EBUSY when the queue is full (queue_size outstanding), or
+ * -ENOTCONN once the target tore the queue pair down (see
+ * ernic_host_qpair_connected()).
  * Lock-free and allocation-free; one qpair must be used by one thread.
  */
 int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, void *buf, uint32_t len,
