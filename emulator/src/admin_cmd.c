@@ -467,7 +467,7 @@ uint16_t ernic_get_features(struct ernic_req *req, const struct ernic_feature *f
 
 /* ------------------------------------------------- Keep Alive and AER */
 
-uint16_t ernic_admin_async_event(struct ernic_req *req, enum ernic_exec *held)
+static uint16_t admin_async_event(struct ernic_req *req, enum ernic_exec *held)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint32_t dw0 = 0;
@@ -492,11 +492,26 @@ uint16_t ernic_admin_async_event(struct ernic_req *req, enum ernic_exec *held)
 	return NVME_SC_SUCCESS;
 }
 
-uint16_t ernic_admin_abort(struct ernic_req *req)
+static uint16_t admin_abort(struct ernic_req *req)
 {
 	/* Commands complete in order and fast: report "not aborted" (DW0 bit 0). */
 	req->cqe.dw0 = 1;
 	return NVME_SC_SUCCESS;
+}
+
+uint16_t ernic_admin_exec_common(struct ernic_req *req, enum ernic_exec *held)
+{
+	switch (req->sqe.opc) {
+	case NVME_ADMIN_KEEP_ALIVE:
+		ernic_ctrlr_keep_alive(req->sq->ctrlr);
+		return NVME_SC_SUCCESS;
+	case NVME_ADMIN_ASYNC_EVENT:
+		return admin_async_event(req, held);
+	case NVME_ADMIN_ABORT:
+		return admin_abort(req);
+	default:
+		return NVME_SC_INVALID_OPCODE;
+	}
 }
 
 uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held)
@@ -510,14 +525,7 @@ uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held)
 		return ernic_set_features(req, admin_features, ERNIC_ARRAY_SIZE(admin_features));
 	case NVME_ADMIN_GET_FEATURES:
 		return ernic_get_features(req, admin_features, ERNIC_ARRAY_SIZE(admin_features));
-	case NVME_ADMIN_KEEP_ALIVE:
-		ernic_ctrlr_keep_alive(req->sq->ctrlr);
-		return NVME_SC_SUCCESS;
-	case NVME_ADMIN_ASYNC_EVENT:
-		return ernic_admin_async_event(req, held);
-	case NVME_ADMIN_ABORT:
-		return ernic_admin_abort(req);
 	default:
-		return NVME_SC_INVALID_OPCODE;
+		return ernic_admin_exec_common(req, held);
 	}
 }

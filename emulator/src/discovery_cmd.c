@@ -90,14 +90,7 @@ uint16_t ernic_discovery_exec(struct ernic_req *req, enum ernic_exec *held)
 		return ernic_set_features(req, disc_features, ERNIC_ARRAY_SIZE(disc_features));
 	case NVME_ADMIN_GET_FEATURES:
 		return ernic_get_features(req, disc_features, ERNIC_ARRAY_SIZE(disc_features));
-	case NVME_ADMIN_KEEP_ALIVE:
-		ernic_ctrlr_keep_alive(req->sq->ctrlr);
-		return NVME_SC_SUCCESS;
-	case NVME_ADMIN_ASYNC_EVENT:
-		return ernic_admin_async_event(req, held);
-	case NVME_ADMIN_ABORT:
-		return ernic_admin_abort(req);
 	default:
-		return NVME_SC_INVALID_OPCODE;
+		return ernic_admin_exec_common(req, held);
 	}
 }

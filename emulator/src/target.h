@@ -347,9 +347,8 @@ uint16_t ernic_feat_set_kato(struct ernic_req *req, uint32_t cdw11);
 uint32_t ernic_feat_get_kato(const struct ernic_ctrlr *ctrlr, bool current);
 uint16_t ernic_feat_set_async_event(struct ernic_req *req, uint32_t cdw11);
 uint32_t ernic_feat_get_async_event(const struct ernic_ctrlr *ctrlr, bool current);
-/* Asynchronous Event Request: an event now, or held (*held = ERNIC_EXEC_HELD). */
-uint16_t ernic_admin_async_event(struct ernic_req *req, enum ernic_exec *held);
-uint16_t ernic_admin_abort(struct ernic_req *req);
+/* Keep Alive, AER and Abort, alike on every controller type; any other opcode is Invalid Opcode. */
+uint16_t ernic_admin_exec_common(struct ernic_req *req, enum ernic_exec *held);
 
 /**
  * struct ernic_port - what the target knows of one of its ports: only what
