@@ -46,16 +46,23 @@ static struct {
 
 /* ----------------------------------------------------------- raw capsules */
 
-static bool raw_cmd(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_inproc_cpl *out)
+/* Post @sqe with the CID @cid, whatever else is outstanding. */
+static void raw_post(struct raw_q *q, const struct nvme_sqe *sqe, uint16_t cid)
 {
 	struct ernic_inproc_qpair *qp = q->qp;
-	uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
 	struct nvme_sqe *dst = &qp->sq_ring[q->tail & qp->mask];
-	uint16_t cid = (uint16_t)(q->cid++ & qp->mask);
 
 	*dst = *sqe;
 	dst->cid = cid;
 	ernic_inproc_ring_doorbell(qp, ++q->tail);
+}
+
+/* The next completion on @q; false (and a failure) after TIMEOUT_NS without one. */
+static bool raw_reap(struct raw_q *q, struct ernic_inproc_cpl *out)
+{
+	struct ernic_inproc_qpair *qp = q->qp;
+	uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
+
 	while (atomic_load_explicit(&qp->cq_tail, memory_order_acquire) == q->head) {
 		if (ernic_now_ns() > deadline) {
 			CU_FAIL("no completion within 10 s");
@@ -65,6 +72,16 @@ static bool raw_cmd(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_in
 	}
 	*out = qp->cq_ring[q->head & qp->mask];
 	q->head++;
+	return true;
+}
+
+static bool raw_cmd(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_inproc_cpl *out)
+{
+	uint16_t cid = (uint16_t)(q->cid++ & q->qp->mask);
+
+	raw_post(q, sqe, cid);
+	if (!raw_reap(q, out))
+		return false;
 	CU_ASSERT_EQUAL(out->cqe.cid, cid);
 	return true;
 }
@@ -657,6 +674,68 @@ static void test_host_submit_completes_with_invalidate_and_leaks_no_region(void)
 	ut_target_stop(tgt);
 }
 
+/* ============================================================ CID conflicts */
+
+/*
+ * A host that reuses the CID of an outstanding AER gets Command ID Conflict
+ * for the new command; the AER keeps its slot, stays held, and completes
+ * with the right CID and notice when the event comes. The conflict's
+ * completion must touch no other slot's state: held[] is compared slot by
+ * slot before and after.
+ */
+static void test_cid_of_held_aer_reused_is_cid_conflict_and_aer_survives(void)
+{
+	const uint16_t cid = 7;
+	struct ernic_inproc_qpair *aq;
+	struct ernic_inproc_cpl cpl;
+	struct ernic_counters c;
+	struct nvme_sqe sqe;
+	uint8_t held[32];
+
+	fx_up();
+	aq = fx.admin.qp;
+	CU_ASSERT_EQUAL_FATAL(aq->entries, sizeof(held));
+	sqe_init(&sqe, NVME_ADMIN_SET_FEATURES);
+	sqe.cdw10 = NVME_FEAT_ASYNC_EVENT;
+	sqe.cdw11 = NVME_CTRL_OAES_NS_ATTR;
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
+	/* The fixture's own commands used CIDs below this one; none is outstanding now. */
+	fx.admin.cid = cid + 1;
+
+	sqe_init(&sqe, NVME_ADMIN_ASYNC_EVENT);
+	raw_post(&fx.admin, &sqe, cid);
+	/* The AER was taken once a later command on the same ring completes. */
+	sqe_init(&sqe, NVME_ADMIN_KEEP_ALIVE);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
+	memcpy(held, aq->held, sizeof(held));
+	CU_ASSERT_EQUAL(held[cid], 1);
+
+	/* The same CID again, while the AER holds it */
+	sqe_init(&sqe, NVME_ADMIN_KEEP_ALIVE);
+	raw_post(&fx.admin, &sqe, cid);
+	CU_ASSERT_FATAL(raw_reap(&fx.admin, &cpl));
+	CU_ASSERT_EQUAL(cpl.cqe.cid, cid);
+	CU_ASSERT_EQUAL(ST(cpl.cqe), NVME_SC_CMDID_CONFLICT);
+	CU_ASSERT_EQUAL(cpl.flags, 0);
+	CU_ASSERT_EQUAL(memcmp(held, aq->held, sizeof(held)), 0);
+	CU_ASSERT_EQUAL(atomic_load(&aq->cq_tail), fx.admin.head); /* nothing else completed */
+
+	/* The queue goes on answering, and the AER completes on the event */
+	sqe_init(&sqe, NVME_ADMIN_KEEP_ALIVE);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_FATAL(raw_reap(&fx.admin, &cpl));
+	CU_ASSERT_EQUAL(cpl.cqe.cid, cid);
+	CU_ASSERT_EQUAL(ST(cpl.cqe), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cpl.cqe.dw0, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
+	held[cid] = 0;
+	CU_ASSERT_EQUAL(memcmp(held, aq->held, sizeof(held)), 0);
+	ernic_target_counters(fx.tgt, &c);
+	CU_ASSERT_EQUAL(c.controllers, 1);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_CMDID_CONFLICT], 1);
+	fx_down();
+}
+
 /* =================================================================== MR budget */
 
 static struct ernic_target *budget_target(uint32_t max_mr, uint32_t queues, bool skip)
@@ -782,6 +861,7 @@ UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
 	UT_CASE(test_subtype_f_invalidates_rkey_and_flags_completion), UT_CASE(test_subtype_0_leaves_rkey_valid),
 	UT_CASE(test_subtype_f_with_wrong_key_invalidates_nothing),
 	UT_CASE(test_host_submit_completes_with_invalidate_and_leaks_no_region),
+	UT_CASE(test_cid_of_held_aer_reused_is_cid_conflict_and_aer_survives),
 	UT_CASE(test_mrs_in_use_after_connect_are_n_queue_size_plus_32),
 	UT_CASE(test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32),
 	UT_CASE(test_seed_1024_table_with_8_queues_fails_at_qid_8_twice),
