@@ -66,7 +66,7 @@ static uint16_t inproc_map_data(struct ernic_req *req, uint32_t len, enum nvme_d
 {
 	const struct ernic_inproc_qpair *qp = req->sq->transport;
 
-	return ernic_rdma_map_keyed_sgl(qp->port->mr, &req->sqe.dptr, len, dir, buf);
+	return ernic_rdma_map_keyed_sgl(qp->port->mr, qp->pd, &req->sqe.dptr, len, dir, buf);
 }
 
 static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
@@ -75,7 +75,7 @@ static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
 
 	cpl->cqe = req->cqe;
 	cpl->flags = 0;
-	if (ernic_rdma_send_with_invalidate(qp->port->mr, &req->sqe.dptr)) {
+	if (ernic_rdma_send_with_invalidate(qp->port->mr, qp->pd, &req->sqe.dptr)) {
 		cpl->flags = ERNIC_INPROC_CPL_WITH_INV;
 		cpl->inv_rkey = req->sqe.dptr.keyed.key;
 	}
@@ -402,6 +402,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *p
 	}
 	memset(qp->cq_ring, 0, entries * sizeof(*qp->cq_ring));
 	qp->port = port;
+	qp->pd = ernic_mr_pd_alloc(port->mr);
 	qp->admin = qid == 0;
 	pthread_mutex_init(&qp->cq_lock, NULL);
 	ernic_sq_init(&qp->sq, port->tgt, &inproc_ops, qp);
