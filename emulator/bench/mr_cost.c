@@ -80,6 +80,7 @@ struct bench_case {
 	uint64_t lcg;
 	struct ernic_mr_table *micro_tbl; /* the micro-measure's own table, filled the same way */
 	uint32_t micro_pool[BENCH_MICRO_POOL];
+	uint32_t micro_pd; /* the protection domain of micro_pool, as a queue's pool has one */
 	double iops[BENCH_MAX_ROUNDS];
 	double micro_ns[BENCH_MAX_ROUNDS];
 };
@@ -140,8 +141,9 @@ static int micro_setup(struct bench_case *bc, uint32_t fill_pct)
 	bc->micro_tbl = ernic_mr_table_create(bc->max_mr);
 	if (!bc->micro_tbl)
 		return -ENOMEM;
+	bc->micro_pd = ernic_mr_pd_alloc(bc->micro_tbl);
 	for (uint32_t i = 0; i < fill; i++) {
-		if (ernic_mr_alloc(bc->micro_tbl, &h))
+		if (ernic_mr_alloc(bc->micro_tbl, bc->micro_pd, &h))
 			return -ENOSPC;
 		if (i >= fill - BENCH_MICRO_POOL)
 			bc->micro_pool[i - (fill - BENCH_MICRO_POOL)] = h;
@@ -159,7 +161,7 @@ static int case_setup(struct bench_case *bc, const struct bench_opts *o)
 	struct ernic_mr_table *tbl;
 	struct ernic_counters c;
 	char backend[128], err[ERNIC_ERRLEN];
-	uint32_t want;
+	uint32_t want, fill_pd;
 	int rc;
 
 	snprintf(backend, sizeof(backend), "nvmeof:size=%u,bs=%u,queues=1,max_mr=%" PRIu32, BENCH_NS_SIZE,
@@ -190,10 +192,12 @@ static int case_setup(struct bench_case *bc, const struct bench_opts *o)
 	bc->fill = calloc(bc->nr_fill ? bc->nr_fill : 1, sizeof(*bc->fill));
 	if (!bc->fill)
 		return -ENOMEM;
+	/* The fill stands for other hosts' queues: a domain the measured queue cannot reach. */
+	fill_pd = ernic_mr_pd_alloc(tbl);
 	for (uint32_t i = 0; i < bc->nr_fill; i++) {
 		uint32_t rkey;
 
-		rc = ernic_mr_alloc(tbl, &bc->fill[i]);
+		rc = ernic_mr_alloc(tbl, fill_pd, &bc->fill[i]);
 		if (!rc)
 			rc = ernic_mr_fast_reg(tbl, bc->fill[i], fill_target, sizeof(fill_target),
 					       ERNIC_MR_REMOTE_WRITE | ERNIC_MR_LOCAL_WRITE, &rkey);
@@ -311,7 +315,7 @@ static int micro_slice(struct bench_case *bc, uint64_t ns, uint64_t *ops, uint64
 
 			if (ernic_mr_fast_reg(bc->micro_tbl, handle, fill_target, sizeof(fill_target),
 					      ERNIC_MR_REMOTE_WRITE, &rkey) ||
-			    ernic_mr_invalidate(bc->micro_tbl, rkey))
+			    ernic_mr_invalidate(bc->micro_tbl, bc->micro_pd, rkey))
 				return -1;
 		}
 		n += 4096;

@@ -88,7 +88,8 @@ static void host_qpair_fini(struct ernic_host_qpair *qp)
 
 /*
  * The transport queue and its MR pool, as nvme_rdma_create_queue_ib() does
- * before the Connect capsule is sent.
+ * before the Connect capsule is sent. The pool is allocated in the transport
+ * queue's protection domain, so the queue reaches its own regions only.
  */
 static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair *qp, uint16_t qid,
 			   uint32_t depth, char *err, size_t errlen)
@@ -106,8 +107,14 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 		host_qpair_fini(qp);
 		return -ENOMEM;
 	}
+	qp->tq = ernic_inproc_qpair_create(hc->port, depth, qid);
+	if (!qp->tq) {
+		snprintf(err, errlen, "cannot create the transport queue for QID %u", qid);
+		host_qpair_fini(qp);
+		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < depth; i++) {
-		int rc = ernic_mr_alloc(qp->mr, &qp->slots[i].mr_handle);
+		int rc = ernic_mr_alloc(qp->mr, qp->tq->pd, &qp->slots[i].mr_handle);
 
 		if (rc) {
 			snprintf(err, errlen, "failed to initialize MR pool sized %u for QID %u", depth, qid);
@@ -120,12 +127,6 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 	for (uint32_t i = 0; i < depth; i++)
 		qp->free_cids[i] = (uint16_t)(depth - 1 - i);
 	qp->nr_free = depth;
-	qp->tq = ernic_inproc_qpair_create(hc->port, depth, qid);
-	if (!qp->tq) {
-		snprintf(err, errlen, "cannot create the transport queue for QID %u", qid);
-		host_qpair_fini(qp);
-		return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -254,7 +255,7 @@ int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, in
 		if (slot->mr_valid) {
 			/* No SEND with Invalidate for our key: invalidate locally, as nvme-rdma does. */
 			if (!(cpl->flags & ERNIC_INPROC_CPL_WITH_INV) || cpl->inv_rkey != slot->rkey)
-				ernic_mr_invalidate(qp->mr, slot->rkey);
+				ernic_mr_invalidate(qp->mr, tq->pd, slot->rkey);
 			slot->mr_valid = false;
 		}
 		cpls[n].ctx = slot->ctx;

@@ -50,6 +50,8 @@ struct ernic_inproc_qpair {
 	uint8_t *held;
 	struct ernic_sq sq;
 	struct ernic_inproc_port *port;
+	/* The host queue pair's protection domain: its MR pool is allocated in it. */
+	uint32_t pd;
 	struct ernic_inproc_poller *poller;
 	uint32_t poller_slot;
 	bool admin;
@@ -61,9 +63,11 @@ struct ernic_inproc_qpair {
 struct ernic_target *ernic_inproc_port_target(const struct ernic_inproc_port *port);
 
 /*
- * Create a queue pair of at least @depth entries on @port and hand it to one
- * of its pollers (@qid picks which). The Connect capsule that binds it to a
- * controller travels through it like any other.
+ * Create a queue pair of at least @depth entries on @port, in a protection
+ * domain of its own, and hand it to one of its pollers (@qid picks which).
+ * The host allocates the queue's memory regions in qp->pd: the target side
+ * resolves and invalidates only those. The Connect capsule that binds it to
+ * a controller travels through it like any other.
  */
 struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *port, uint32_t depth,
 						     uint16_t qid);

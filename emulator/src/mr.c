@@ -7,11 +7,13 @@
  *    regions per queue. These take the table mutex and pop or push a free
  *    stack of indices, so both are O(1) and nothing walks the table.
  *  - per I/O (fast_reg, invalidate, resolve): a region belongs to one host
- *    queue. The host thread fast-registers it, the target's poller resolves
- *    the keyed SGL against it, either side invalidates it, and the queue's
- *    ring orders those steps. So each entry needs only plain fields for the
- *    range plus one atomic state word: its release store publishes the range,
- *    the acquire load on the other side sees it. No lock, no allocation.
+ *    queue, and to its protection domain: no other queue pair can resolve
+ *    or invalidate it. The host thread fast-registers it, the target's
+ *    poller resolves the keyed SGL against it, either side invalidates it,
+ *    and the queue's ring orders those steps. So each entry needs only plain
+ *    fields for the range plus one atomic state word: its release store
+ *    publishes the range, the acquire load on the other side sees it. No
+ *    lock, no allocation.
  *
  * The handle is the table index and every index is a handle: there is no
  * smaller map from driver ids to handles, so a region can never exist without
@@ -23,13 +25,25 @@
 
 #include "target.h"
 
-/* State word: the rotating 8-bit key in bits 7:0, then the two flags. */
-#define MR_KEY_MASK 0xffu
-#define MR_VALID (1u << 8)     /* fast-registered, not yet invalidated */
-#define MR_ALLOCATED (1u << 9) /* created and not destroyed */
+/*
+ * State word: the rotating 8-bit key in bits 7:0, then the two flags, and
+ * the protection domain in bits 63:32. Key, validity and domain live in one
+ * word so that an access checks all three with one load and one compare,
+ * and a region destroyed and reallocated to another domain is never seen
+ * half-changed.
+ */
+#define MR_KEY_MASK 0xffull
+#define MR_VALID (1ull << 8)	 /* fast-registered, not yet invalidated */
+#define MR_ALLOCATED (1ull << 9) /* created and not destroyed */
+#define MR_PD_SHIFT 32
+#define MR_PD_MASK (0xffffffffull << MR_PD_SHIFT)
+#define MR_PD(pd) ((uint64_t)(pd) << MR_PD_SHIFT)
+
+/* The only state in which domain @pd may use key @key. */
+#define MR_USABLE(pd, key) (MR_PD(pd) | MR_ALLOCATED | MR_VALID | (uint64_t)(key))
 
 struct ernic_mr {
-	_Atomic uint32_t state;
+	_Atomic uint64_t state;
 	uint32_t access;
 	uintptr_t addr;
 	uint64_t len;
@@ -37,6 +51,7 @@ struct ernic_mr {
 
 struct ernic_mr_table {
 	pthread_mutex_t lock; /* alloc/destroy and the counters only */
+	_Atomic uint32_t last_pd;
 	uint32_t max_mr;
 	uint32_t nr_free;
 	uint32_t in_use;
@@ -85,10 +100,19 @@ void ernic_mr_table_destroy(struct ernic_mr_table *tbl)
 	free(tbl);
 }
 
-int ernic_mr_alloc(struct ernic_mr_table *tbl, uint32_t *handle)
+uint32_t ernic_mr_pd_alloc(struct ernic_mr_table *tbl)
+{
+	uint32_t pd = atomic_fetch_add_explicit(&tbl->last_pd, 1, memory_order_relaxed) + 1;
+
+	/* 0 is never handed out: a queue pair whose domain was never set shares it with no host. */
+	return pd ? pd : atomic_fetch_add_explicit(&tbl->last_pd, 1, memory_order_relaxed) + 1;
+}
+
+int ernic_mr_alloc(struct ernic_mr_table *tbl, uint32_t pd, uint32_t *handle)
 {
 	struct ernic_mr *mr;
-	uint32_t idx, state;
+	uint64_t state;
+	uint32_t idx;
 
 	pthread_mutex_lock(&tbl->lock);
 	if (tbl->nr_free == 0) {
@@ -102,7 +126,7 @@ int ernic_mr_alloc(struct ernic_mr_table *tbl, uint32_t *handle)
 	 * region stays stale for the region that reuses the entry.
 	 */
 	state = atomic_load_explicit(&mr->state, memory_order_relaxed);
-	atomic_store_explicit(&mr->state, (state & MR_KEY_MASK) | MR_ALLOCATED, memory_order_release);
+	atomic_store_explicit(&mr->state, MR_PD(pd) | MR_ALLOCATED | (state & MR_KEY_MASK), memory_order_release);
 	if (++tbl->in_use > tbl->high_water)
 		tbl->high_water = tbl->in_use;
 	pthread_mutex_unlock(&tbl->lock);
@@ -113,7 +137,7 @@ int ernic_mr_alloc(struct ernic_mr_table *tbl, uint32_t *handle)
 int ernic_mr_destroy(struct ernic_mr_table *tbl, uint32_t handle)
 {
 	struct ernic_mr *mr;
-	uint32_t state;
+	uint64_t state;
 
 	if (handle >= tbl->max_mr)
 		return -ENOENT;
@@ -138,7 +162,8 @@ int ernic_mr_fast_reg(struct ernic_mr_table *tbl, uint32_t handle, void *addr, u
 {
 	const uint32_t known = ERNIC_MR_LOCAL_WRITE | ERNIC_MR_REMOTE_WRITE | ERNIC_MR_REMOTE_READ;
 	struct ernic_mr *mr;
-	uint32_t state, key;
+	uint64_t state;
+	uint8_t key;
 
 	if (ERNIC_UNLIKELY(handle >= tbl->max_mr))
 		return -ENOENT;
@@ -155,17 +180,17 @@ int ernic_mr_fast_reg(struct ernic_mr_table *tbl, uint32_t handle, void *addr, u
 	mr->len = len;
 	mr->access = access;
 	/* A new key on every registration, so an rkey from before is stale. */
-	key = (state + 1) & MR_KEY_MASK;
-	atomic_store_explicit(&mr->state, MR_ALLOCATED | MR_VALID | key, memory_order_release);
+	key = (uint8_t)(state + 1);
+	atomic_store_explicit(&mr->state, (state & MR_PD_MASK) | MR_ALLOCATED | MR_VALID | key, memory_order_release);
 	*rkey = ERNIC_RKEY(handle, key);
 	return 0;
 }
 
-int ernic_mr_invalidate(struct ernic_mr_table *tbl, uint32_t rkey)
+int ernic_mr_invalidate(struct ernic_mr_table *tbl, uint32_t pd, uint32_t rkey)
 {
 	uint32_t idx = ERNIC_RKEY_INDEX(rkey);
 	struct ernic_mr *mr;
-	uint32_t state;
+	uint64_t state;
 
 	if (ERNIC_UNLIKELY(idx >= tbl->max_mr))
 		return -ENOENT;
@@ -174,7 +199,7 @@ int ernic_mr_invalidate(struct ernic_mr_table *tbl, uint32_t rkey)
 	do {
 		if (ERNIC_UNLIKELY(!(state & MR_ALLOCATED)))
 			return -ENOENT;
-		if (ERNIC_UNLIKELY(!(state & MR_VALID) || (state & MR_KEY_MASK) != ERNIC_RKEY_KEY(rkey)))
+		if (ERNIC_UNLIKELY(state != MR_USABLE(pd, ERNIC_RKEY_KEY(rkey))))
 			return -EINVAL;
 		/*
 		 * Host (local invalidate) and target (send with invalidate) may
@@ -185,20 +210,20 @@ int ernic_mr_invalidate(struct ernic_mr_table *tbl, uint32_t rkey)
 	return 0;
 }
 
-int ernic_mr_resolve(struct ernic_mr_table *tbl, uint32_t rkey, uint64_t addr, uint32_t len, uint32_t access,
-		     void **ptr)
+int ernic_mr_resolve(struct ernic_mr_table *tbl, uint32_t pd, uint32_t rkey, uint64_t addr, uint32_t len,
+		     uint32_t access, void **ptr)
 {
 	uint32_t idx = ERNIC_RKEY_INDEX(rkey);
 	const struct ernic_mr *mr;
-	uint32_t state;
+	uint64_t state;
 	uint64_t off;
 
 	if (ERNIC_UNLIKELY(idx >= tbl->max_mr))
 		return -EACCES;
 	mr = &tbl->mrs[idx];
 	state = atomic_load_explicit(&mr->state, memory_order_acquire);
-	if (ERNIC_UNLIKELY((state & (MR_ALLOCATED | MR_VALID)) != (MR_ALLOCATED | MR_VALID) ||
-			   (state & MR_KEY_MASK) != ERNIC_RKEY_KEY(rkey)))
+	/* Another domain's region answers as a wrong key does: nothing tells them apart. */
+	if (ERNIC_UNLIKELY(state != MR_USABLE(pd, ERNIC_RKEY_KEY(rkey))))
 		return -EACCES;
 	/* addr - base and len are compared against what is left, never summed. */
 	if (ERNIC_UNLIKELY(addr < mr->addr))

@@ -6,16 +6,20 @@
 #include "target.h"
 
 /*
- * Resolve a keyed SGL for @len bytes moving in @dir: returns an NVMe status,
- * and in *@buf the host memory the RDMA READ or WRITE touches.
+ * Resolve a keyed SGL for @len bytes moving in @dir on a queue pair of
+ * protection domain @pd: returns an NVMe status, and in *@buf the host memory
+ * the RDMA READ or WRITE touches. A key that is wrong, stale or of another
+ * domain, or a range outside the region or its rights, is an RNIC's remote
+ * access error: Data Transfer Error, and nothing moves.
  */
-uint16_t ernic_rdma_map_keyed_sgl(struct ernic_mr_table *tbl, const struct nvme_sgl_desc *sgl, uint32_t len,
-				  enum nvme_data_dir dir, void **buf);
+uint16_t ernic_rdma_map_keyed_sgl(struct ernic_mr_table *tbl, uint32_t pd, const struct nvme_sgl_desc *sgl,
+				  uint32_t len, enum nvme_data_dir dir, void **buf);
 
 /*
  * For a descriptor with subtype 0xF the completion goes out as a SEND with
- * Invalidate: the target invalidates the rkey. Returns true if it did.
+ * Invalidate: the target invalidates the rkey, if it is one of domain @pd's.
+ * Returns true if it did.
  */
-bool ernic_rdma_send_with_invalidate(struct ernic_mr_table *tbl, const struct nvme_sgl_desc *sgl);
+bool ernic_rdma_send_with_invalidate(struct ernic_mr_table *tbl, uint32_t pd, const struct nvme_sgl_desc *sgl);
 
 #endif

@@ -109,20 +109,32 @@ enum ernic_mr_access {
 
 struct ernic_mr_table *ernic_mr_table_create(uint32_t max_mr);
 void ernic_mr_table_destroy(struct ernic_mr_table *tbl);
-/* Create a region: an invalid entry whose handle is its index. -ENOSPC when full. */
-int ernic_mr_alloc(struct ernic_mr_table *tbl, uint32_t *handle);
+/*
+ * A new protection domain (ibv_alloc_pd): an id no other domain of @tbl has
+ * had in the last 2^32 - 1 allocations. A region is reachable only through a
+ * queue pair of its own domain; the in-process transport gives each host
+ * queue pair one, shared by the target side of the queue and its host's pool.
+ */
+uint32_t ernic_mr_pd_alloc(struct ernic_mr_table *tbl);
+/* Create a region in domain @pd: an invalid entry whose handle is its index. -ENOSPC when full. */
+int ernic_mr_alloc(struct ernic_mr_table *tbl, uint32_t pd, uint32_t *handle);
 /* Destroy a region; -ENOENT for a handle that is not allocated. */
 int ernic_mr_destroy(struct ernic_mr_table *tbl, uint32_t handle);
 /* FRWR: make the region valid over [addr, addr+len) with a new key; -EBUSY if still valid. */
 int ernic_mr_fast_reg(struct ernic_mr_table *tbl, uint32_t handle, void *addr, uint64_t len,
 		      uint32_t access, uint32_t *rkey);
-/* Local invalidate or send-with-invalidate; -ENOENT/-EINVAL for an unknown or stale key. */
-int ernic_mr_invalidate(struct ernic_mr_table *tbl, uint32_t rkey);
 /*
- * Resolve (rkey, addr, len) for an access: 0 and *ptr on success, -EACCES for a
- * wrong or stale key, -ERANGE outside the region, -EPERM without the right.
+ * Local invalidate or send-with-invalidate by a queue pair of domain @pd:
+ * -ENOENT for an unknown region, -EINVAL for a stale key or another domain's.
  */
-int ernic_mr_resolve(struct ernic_mr_table *tbl, uint32_t rkey, uint64_t addr, uint32_t len,
+int ernic_mr_invalidate(struct ernic_mr_table *tbl, uint32_t pd, uint32_t rkey);
+/*
+ * Resolve (rkey, addr, len) for an access by a queue pair of domain @pd: 0 and
+ * *ptr on success, -EACCES for a wrong or stale key or another domain's region
+ * (one remote access error, as an RNIC gives), -ERANGE outside the region,
+ * -EPERM without the right.
+ */
+int ernic_mr_resolve(struct ernic_mr_table *tbl, uint32_t pd, uint32_t rkey, uint64_t addr, uint32_t len,
 		     uint32_t access, void **ptr);
 void ernic_mr_usage(struct ernic_mr_table *tbl, uint32_t *in_use, uint32_t *high_water, uint32_t *max);
 

@@ -66,7 +66,7 @@ static uint16_t inproc_map_data(struct ernic_req *req, uint32_t len, enum nvme_d
 {
 	const struct ernic_inproc_qpair *qp = req->sq->transport;
 
-	return ernic_rdma_map_keyed_sgl(qp->port->mr, &req->sqe.dptr, len, dir, buf);
+	return ernic_rdma_map_keyed_sgl(qp->port->mr, qp->pd, &req->sqe.dptr, len, dir, buf);
 }
 
 static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
@@ -75,7 +75,7 @@ static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
 
 	cpl->cqe = req->cqe;
 	cpl->flags = 0;
-	if (ernic_rdma_send_with_invalidate(qp->port->mr, &req->sqe.dptr)) {
+	if (ernic_rdma_send_with_invalidate(qp->port->mr, qp->pd, &req->sqe.dptr)) {
 		cpl->flags = ERNIC_INPROC_CPL_WITH_INV;
 		cpl->inv_rkey = req->sqe.dptr.keyed.key;
 	}
@@ -86,6 +86,7 @@ static void inproc_post(struct ernic_inproc_qpair *qp, struct ernic_req *req)
 	atomic_store_explicit(&qp->cq_tail, qp->t_cq_tail, memory_order_release);
 }
 
+/* Every request the core completes is one of qp->reqs: inproc_process() hands it no other. */
 static void inproc_complete(struct ernic_req *req)
 {
 	struct ernic_inproc_qpair *qp = req->sq->transport;
@@ -99,6 +100,27 @@ static void inproc_complete(struct ernic_req *req)
 	} else {
 		inproc_post(qp, req);
 	}
+}
+
+/*
+ * A capsule whose CID is that of a held AER: it never reaches the core and
+ * owns no slot, so it is answered here. The slot (and its held mark) stays
+ * the AER's; no memory region is invalidated for a command never taken.
+ */
+static void inproc_refuse_cid_conflict(struct ernic_inproc_qpair *qp, const struct nvme_sqe *sqe)
+{
+	struct ernic_inproc_cpl *cpl;
+	struct ernic_req conflict = { .sqe = *sqe, .sq = &qp->sq };
+
+	ernic_req_set_status(&conflict, NVME_SC_CMDID_CONFLICT);
+	/* Held AERs exist on the admin queue only, whose CQ other threads also fill. */
+	pthread_mutex_lock(&qp->cq_lock);
+	cpl = &qp->cq_ring[qp->t_cq_tail & qp->mask];
+	cpl->cqe = conflict.cqe;
+	cpl->flags = 0;
+	qp->t_cq_tail++;
+	atomic_store_explicit(&qp->cq_tail, qp->t_cq_tail, memory_order_release);
+	pthread_mutex_unlock(&qp->cq_lock);
 }
 
 static const struct ernic_transport_ops inproc_ops = {
@@ -175,10 +197,7 @@ static uint32_t inproc_process(struct ernic_inproc_qpair *qp)
 		head++;
 		if (ERNIC_UNLIKELY(qp->held[slot])) {
 			/* The CID of a held AER came back before the AER completed. */
-			struct ernic_req conflict = { .sqe = *sqe, .sq = &qp->sq };
-
-			ernic_req_set_status(&conflict, NVME_SC_CMDID_CONFLICT);
-			inproc_complete(&conflict);
+			inproc_refuse_cid_conflict(qp, sqe);
 			continue;
 		}
 		req->sqe = *sqe;
@@ -450,6 +469,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *p
 	}
 	memset(qp->cq_ring, 0, entries * sizeof(*qp->cq_ring));
 	qp->port = port;
+	qp->pd = ernic_mr_pd_alloc(port->mr);
 	qp->admin = qid == 0;
 	pthread_mutex_init(&qp->cq_lock, NULL);
 	ernic_sq_init(&qp->sq, port->tgt, &inproc_ops, qp);

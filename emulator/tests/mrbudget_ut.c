@@ -41,6 +41,9 @@ static const uint32_t suite_queue_size[] = { 128, 32 };
 
 static char err[ERNIC_ERRLEN];
 
+/* The protection domain of regions these tests make by hand; no command reaches them. */
+#define UT_PD 1u
+
 /* CU_ASSERT that also prints the case it failed for; the loops below run hundreds. */
 #define EXPECT(cond, ...)                                                                      \
 	do {                                                                                   \
@@ -439,10 +442,10 @@ static void test_disconnect_leaves_no_handle_behind(void)
 	CU_ASSERT_EQUAL_FATAL(connect_queues(tgt, 15, &hc), 0);
 
 	/* The table agrees with the connect: exactly max_mr - demand regions are left. */
-	while (ernic_mr_alloc(tbl, &h) == 0 && nr_spare < ERNIC_ARRAY_SIZE(spare))
+	while (ernic_mr_alloc(tbl, UT_PD, &h) == 0 && nr_spare < ERNIC_ARRAY_SIZE(spare))
 		spare[nr_spare++] = h;
 	CU_ASSERT_EQUAL(nr_spare, max_mr - demand);
-	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, &h), -ENOSPC);
+	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, UT_PD, &h), -ENOSPC);
 	for (uint32_t i = 0; i < nr_spare; i++)
 		CU_ASSERT_EQUAL(ernic_mr_destroy(tbl, spare[i]), 0);
 	ernic_host_disconnect(hc);
@@ -456,7 +459,7 @@ static void test_disconnect_leaves_no_handle_behind(void)
 	seen = calloc(max_mr, 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(seen);
 	for (uint32_t i = 0; i < max_mr; i++) {
-		if (ernic_mr_alloc(tbl, &h) != 0 || h >= max_mr || seen[h]) {
+		if (ernic_mr_alloc(tbl, UT_PD, &h) != 0 || h >= max_mr || seen[h]) {
 			dup++;
 			break;
 		}
@@ -484,14 +487,14 @@ static void test_handles_cover_every_suite_table_size(void)
 		CU_ASSERT_PTR_NOT_NULL_FATAL(tbl);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(seen);
 		for (uint32_t n = 0; n < max; n++) {
-			if (ernic_mr_alloc(tbl, &h) || h >= max || seen[h]) {
+			if (ernic_mr_alloc(tbl, UT_PD, &h) || h >= max || seen[h]) {
 				bad_alloc++;
 				continue;
 			}
 			seen[h] = 1;
 		}
 		EXPECT(bad_alloc == 0, "table %u: %lu allocations failed or repeated a handle", max, bad_alloc);
-		EXPECT(ernic_mr_alloc(tbl, &h) == -ENOSPC, "table %u: allocation past the end", max);
+		EXPECT(ernic_mr_alloc(tbl, UT_PD, &h) == -ENOSPC, "table %u: allocation past the end", max);
 		/* Every handle is a usable region whose rkey names it. */
 		for (h = 0; h < max; h++) {
 			uint32_t rkey;
@@ -499,8 +502,9 @@ static void test_handles_cover_every_suite_table_size(void)
 
 			bad_use += ernic_mr_fast_reg(tbl, h, region, sizeof(region), ERNIC_MR_REMOTE_WRITE, &rkey) ||
 				   ERNIC_RKEY_INDEX(rkey) != h ||
-				   ernic_mr_resolve(tbl, rkey, (uintptr_t)region, 512, ERNIC_MR_REMOTE_WRITE, &p) ||
-				   ernic_mr_invalidate(tbl, rkey);
+				   ernic_mr_resolve(tbl, UT_PD, rkey, (uintptr_t)region, 512, ERNIC_MR_REMOTE_WRITE,
+						    &p) ||
+				   ernic_mr_invalidate(tbl, UT_PD, rkey);
 		}
 		EXPECT(bad_use == 0, "table %u: %lu handles not usable", max, bad_use);
 		for (h = 0; h < max; h++)
@@ -527,8 +531,8 @@ static void test_refused_destroy_changes_nothing(void)
 	void *p;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tbl);
-	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, &live), 0);
-	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, &gone), 0);
+	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, UT_PD, &live), 0);
+	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, UT_PD, &gone), 0);
 	CU_ASSERT_EQUAL(ernic_mr_fast_reg(tbl, live, region, sizeof(region), ERNIC_MR_REMOTE_READ, &rkey), 0);
 	CU_ASSERT_EQUAL(ernic_mr_destroy(tbl, gone), 0);
 
@@ -540,11 +544,12 @@ static void test_refused_destroy_changes_nothing(void)
 	ernic_mr_usage(tbl, &in_use, &hw, NULL);
 	CU_ASSERT_EQUAL(in_use, 1);
 	CU_ASSERT_EQUAL(hw, 2);
-	CU_ASSERT_EQUAL(ernic_mr_resolve(tbl, rkey, (uintptr_t)region, sizeof(region), ERNIC_MR_REMOTE_READ, &p), 0);
+	CU_ASSERT_EQUAL(ernic_mr_resolve(tbl, UT_PD, rkey, (uintptr_t)region, sizeof(region), ERNIC_MR_REMOTE_READ, &p),
+			0);
 	/* The table still fills to exactly max: no entry was lost or double-freed. */
 	for (uint32_t i = 1; i < max; i++)
-		CU_ASSERT_EQUAL_FATAL(ernic_mr_alloc(tbl, &gone), 0);
-	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, &gone), -ENOSPC);
+		CU_ASSERT_EQUAL_FATAL(ernic_mr_alloc(tbl, UT_PD, &gone), 0);
+	CU_ASSERT_EQUAL(ernic_mr_alloc(tbl, UT_PD, &gone), -ENOSPC);
 	ernic_mr_table_destroy(tbl);
 }
 

@@ -29,33 +29,41 @@
 #define NR_MR 4
 #define RW_ACCESS (ERNIC_MR_REMOTE_READ | ERNIC_MR_REMOTE_WRITE | ERNIC_MR_LOCAL_WRITE)
 
+/* A queue pair driven by hand, with the regions of its protection domain. */
 struct raw_q {
 	struct ernic_inproc_qpair *qp;
 	uint32_t tail, head;
 	uint16_t cid;
+	uint32_t h[NR_MR]; /* UINT32_MAX: destroyed by the test */
 };
 
 static struct {
 	struct ernic_target *tgt;
 	struct ernic_mr_table *mr;
-	struct raw_q admin, io;
-	uint32_t h[NR_MR]; /* regions the tests register */
+	struct raw_q admin, io, io2;
 	uint16_t cntlid;
 	_Alignas(4096) uint8_t buf[3][16384];
 } fx;
 
 /* ----------------------------------------------------------- raw capsules */
 
-static bool raw_cmd(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_inproc_cpl *out)
+/* Post @sqe with the CID @cid, whatever else is outstanding. */
+static void raw_post(struct raw_q *q, const struct nvme_sqe *sqe, uint16_t cid)
 {
 	struct ernic_inproc_qpair *qp = q->qp;
-	uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
 	struct nvme_sqe *dst = &qp->sq_ring[q->tail & qp->mask];
-	uint16_t cid = (uint16_t)(q->cid++ & qp->mask);
 
 	*dst = *sqe;
 	dst->cid = cid;
 	ernic_inproc_ring_doorbell(qp, ++q->tail);
+}
+
+/* The next completion on @q; false (and a failure) after TIMEOUT_NS without one. */
+static bool raw_reap(struct raw_q *q, struct ernic_inproc_cpl *out)
+{
+	struct ernic_inproc_qpair *qp = q->qp;
+	uint64_t deadline = ernic_now_ns() + TIMEOUT_NS;
+
 	while (atomic_load_explicit(&qp->cq_tail, memory_order_acquire) == q->head) {
 		if (ernic_now_ns() > deadline) {
 			CU_FAIL("no completion within 10 s");
@@ -65,6 +73,16 @@ static bool raw_cmd(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_in
 	}
 	*out = qp->cq_ring[q->head & qp->mask];
 	q->head++;
+	return true;
+}
+
+static bool raw_cmd(struct raw_q *q, const struct nvme_sqe *sqe, struct ernic_inproc_cpl *out)
+{
+	uint16_t cid = (uint16_t)(q->cid++ & q->qp->mask);
+
+	raw_post(q, sqe, cid);
+	if (!raw_reap(q, out))
+		return false;
 	CU_ASSERT_EQUAL(out->cqe.cid, cid);
 	return true;
 }
@@ -81,19 +99,44 @@ static uint16_t raw_status(struct raw_q *q, const struct nvme_sqe *sqe, struct e
 	return ST(c.cqe);
 }
 
-/* Register @buf in region @i; returns the rkey. */
-static uint32_t reg(int i, void *buf, uint32_t len, uint32_t access)
+/* A region in @q's protection domain, as its host's MR pool allocates them. */
+static int mr_alloc_on(struct raw_q *q, uint32_t *h)
+{
+	return ernic_mr_alloc(fx.mr, q->qp->pd, h);
+}
+
+/* Register @buf in region @i of @q; returns the rkey. */
+static uint32_t reg_on(struct raw_q *q, int i, void *buf, uint32_t len, uint32_t access)
 {
 	uint32_t rkey = 0;
 
-	CU_ASSERT_EQUAL(ernic_mr_fast_reg(fx.mr, fx.h[i], buf, len, access, &rkey), 0);
+	CU_ASSERT_EQUAL(ernic_mr_fast_reg(fx.mr, q->h[i], buf, len, access, &rkey), 0);
 	return rkey;
 }
 
-/* Local invalidate, ignoring a region the target already invalidated. */
+/* Local invalidate by @q's host, ignoring a region the target already invalidated. */
+static void unreg_on(struct raw_q *q, uint32_t rkey)
+{
+	ernic_mr_invalidate(fx.mr, q->qp->pd, rkey);
+}
+
+/* The target side of @q resolving @rkey over the first 4 KiB of @buf: 0 or -errno. */
+static int resolve_on(struct raw_q *q, uint32_t rkey, void *buf, uint32_t access)
+{
+	void *p;
+
+	return ernic_mr_resolve(fx.mr, q->qp->pd, rkey, (uintptr_t)buf, 4096, access, &p);
+}
+
+/* The same on I/O queue 1, where most tests run. */
+static uint32_t reg(int i, void *buf, uint32_t len, uint32_t access)
+{
+	return reg_on(&fx.io, i, buf, len, access);
+}
+
 static void unreg(uint32_t rkey)
 {
-	ernic_mr_invalidate(fx.mr, rkey);
+	unreg_on(&fx.io, rkey);
 }
 
 static void sqe_init(struct nvme_sqe *sqe, uint8_t opc)
@@ -107,12 +150,12 @@ static void sqe_init(struct nvme_sqe *sqe, uint8_t opc)
 static uint16_t keyed_cmd(struct raw_q *q, struct nvme_sqe *sqe, void *buf, uint32_t len, uint32_t access,
 			  uint8_t st, struct ernic_inproc_cpl *cpl)
 {
-	uint32_t rkey = reg(0, buf, len, access);
+	uint32_t rkey = reg_on(q, 0, buf, len, access);
 	uint16_t status;
 
 	nvme_keyed_sgl_set(&sqe->dptr, (uintptr_t)buf, len, rkey, st);
 	status = raw_status(q, sqe, cpl);
-	unreg(rkey);
+	unreg_on(q, rkey);
 	return status;
 }
 
@@ -151,6 +194,25 @@ static uint16_t cc_set(uint32_t cc)
 	return raw_status(&fx.admin, &sqe, NULL);
 }
 
+/* A queue pair on the fixture's port with its NR_MR regions; not connected. */
+static void raw_q_open(struct raw_q *q, uint16_t qid)
+{
+	memset(q, 0, sizeof(*q));
+	q->qp = ernic_inproc_qpair_create(ut_port(fx.tgt), 32, qid);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q->qp);
+	for (int i = 0; i < NR_MR; i++)
+		CU_ASSERT_EQUAL_FATAL(mr_alloc_on(q, &q->h[i]), 0);
+}
+
+static void raw_q_close(struct raw_q *q)
+{
+	ernic_inproc_qpair_destroy(q->qp);
+	for (int i = 0; i < NR_MR; i++)
+		if (q->h[i] != UINT32_MAX)
+			CU_ASSERT_EQUAL(ernic_mr_destroy(fx.mr, q->h[i]), 0);
+	memset(q, 0, sizeof(*q));
+}
+
 static void fx_up(void)
 {
 	struct ernic_target_opts opts = { 0 };
@@ -168,16 +230,14 @@ static void fx_up(void)
 		abort();
 	}
 	fx.mr = ernic_inproc_port_mr_table(ut_port(fx.tgt));
-	for (int i = 0; i < NR_MR; i++)
-		CU_ASSERT_EQUAL_FATAL(ernic_mr_alloc(fx.mr, &fx.h[i]), 0);
-	fx.admin.qp = ernic_inproc_qpair_create(ut_port(fx.tgt), 32, 0);
-	fx.io.qp = ernic_inproc_qpair_create(ut_port(fx.tgt), 32, 1);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(fx.admin.qp);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(fx.io.qp);
+	raw_q_open(&fx.admin, 0);
+	raw_q_open(&fx.io, 1);
+	raw_q_open(&fx.io2, 2);
 	CU_ASSERT_EQUAL_FATAL(connect_raw(&fx.admin, 0, NVMF_CNTLID_DYNAMIC, &dw0), NVME_SC_SUCCESS);
 	fx.cntlid = (uint16_t)dw0;
 	CU_ASSERT_EQUAL_FATAL(cc_set(CC_ENABLE), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL_FATAL(connect_raw(&fx.io, 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(connect_raw(&fx.io2, 2, fx.cntlid, NULL), NVME_SC_SUCCESS);
 	/* The namespace's first MiB carries a canary */
 	memset(fx.tgt->ns[0].ram, CANARY_NS, NS_BYTES);
 }
@@ -186,11 +246,9 @@ static void fx_down(void)
 {
 	struct ernic_counters c;
 
-	ernic_inproc_qpair_destroy(fx.io.qp);
-	ernic_inproc_qpair_destroy(fx.admin.qp);
-	for (int i = 0; i < NR_MR; i++)
-		if (fx.h[i] != UINT32_MAX)
-			CU_ASSERT_EQUAL(ernic_mr_destroy(fx.mr, fx.h[i]), 0);
+	raw_q_close(&fx.io2);
+	raw_q_close(&fx.io);
+	raw_q_close(&fx.admin);
 	ernic_target_counters(fx.tgt, &c);
 	CU_ASSERT_EQUAL(c.controllers, 0);
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
@@ -293,7 +351,7 @@ static void test_wrong_key_is_data_transfer_error_and_nothing_moves(void)
 			   0);
 	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
 	/* Another region's key (allocated, never registered) */
-	other = ERNIC_RKEY(fx.h[3], 1);
+	other = ERNIC_RKEY(fx.io.h[3], 1);
 	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, other, 0);
 	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
 	/* An index past the table */
@@ -307,7 +365,7 @@ static void test_wrong_key_is_data_transfer_error_and_nothing_moves(void)
 	ernic_target_counters(fx.tgt, &c);
 	CU_ASSERT_EQUAL(c.errors[NVME_SC_DATA_XFER_ERROR], 5);
 	CU_ASSERT_EQUAL(c.bytes_read, 0);
-	CU_ASSERT_EQUAL(c.bytes_written, 2 * 1024); /* the two Connects only */
+	CU_ASSERT_EQUAL(c.bytes_written, 3 * 1024); /* the three Connects only */
 	unreg(wr);
 	unreg(rd);
 	fx_down();
@@ -321,7 +379,7 @@ static void test_stale_key_after_invalidate_is_data_transfer_error(void)
 	fx_up();
 	bufs_prepare();
 	old = reg(1, fx.buf[0], 4096, RW_ACCESS);
-	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, old), 0);
+	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, fx.io.qp->pd, old), 0);
 	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, old, 0);
 	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
 	/* Re-registered: the old key stays stale, the new one works */
@@ -346,13 +404,13 @@ static void test_destroyed_region_key_is_data_transfer_error(void)
 	fx_up();
 	bufs_prepare();
 	rkey = reg(3, fx.buf[0], 4096, RW_ACCESS);
-	CU_ASSERT_EQUAL(ernic_mr_destroy(fx.mr, fx.h[3]), 0);
-	fx.h[3] = UINT32_MAX;
+	CU_ASSERT_EQUAL(ernic_mr_destroy(fx.mr, fx.io.h[3]), 0);
+	fx.io.h[3] = UINT32_MAX;
 	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, rkey, 0);
 	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
 	/* The entry reused by a new region does not revive the old key */
-	CU_ASSERT_EQUAL(ernic_mr_alloc(fx.mr, &h), 0);
-	fx.h[3] = h;
+	CU_ASSERT_EQUAL(mr_alloc_on(&fx.io, &h), 0);
+	fx.io.h[3] = h;
 	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
 	CU_ASSERT_TRUE(ns_untouched());
 	fx_down();
@@ -443,7 +501,7 @@ static void test_identify_with_wrong_key_leaves_buffer_alone(void)
 
 	fx_up();
 	bufs_prepare();
-	rkey = reg(1, fx.buf[1], 4096, RW_ACCESS);
+	rkey = reg_on(&fx.admin, 1, fx.buf[1], 4096, RW_ACCESS);
 	sqe_init(&sqe, NVME_ADMIN_IDENTIFY);
 	sqe.cdw10 = NVME_ID_CNS_CTRL;
 	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)fx.buf[1], 4096, rkey ^ 0x80, 0);
@@ -452,14 +510,13 @@ static void test_identify_with_wrong_key_leaves_buffer_alone(void)
 	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)fx.buf[1], 4096, rkey, 0);
 	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(((const struct nvme_id_ctrl *)fx.buf[1])->cntlid, fx.cntlid);
-	unreg(rkey);
+	unreg_on(&fx.admin, rkey);
 	fx_down();
 }
 
 static void test_connect_with_wrong_key_creates_no_controller(void)
 {
-	struct ernic_inproc_qpair *qp;
-	struct raw_q q = { 0 };
+	struct raw_q q;
 	struct nvmf_connect_data *d = (struct nvmf_connect_data *)fx.buf[2];
 	struct nvme_sqe sqe;
 	struct nvmf_connect_cmd *cmd = (struct nvmf_connect_cmd *)&sqe;
@@ -467,9 +524,7 @@ static void test_connect_with_wrong_key_creates_no_controller(void)
 	uint32_t rkey;
 
 	fx_up();
-	qp = ernic_inproc_qpair_create(ut_port(fx.tgt), 32, 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(qp);
-	q.qp = qp;
+	raw_q_open(&q, 0);
 	memset(d, 0, sizeof(*d));
 	d->cntlid = NVMF_CNTLID_DYNAMIC;
 	snprintf(d->subnqn, sizeof(d->subnqn), "%s", ernic_target_subnqn(fx.tgt));
@@ -477,13 +532,13 @@ static void test_connect_with_wrong_key_creates_no_controller(void)
 	sqe_init(&sqe, NVME_FABRICS_COMMAND);
 	cmd->fctype = NVMF_FCTYPE_CONNECT;
 	cmd->sqsize = 31;
-	rkey = reg(1, d, 1024, ERNIC_MR_REMOTE_READ);
+	rkey = reg_on(&q, 1, d, 1024, ERNIC_MR_REMOTE_READ);
 	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)d, 1024, rkey + 1, 0);
 	CU_ASSERT_EQUAL(raw_status(&q, &sqe, NULL), NVME_SC_DATA_XFER_ERROR);
-	unreg(rkey);
+	unreg_on(&q, rkey);
 	ernic_target_counters(fx.tgt, &c);
 	CU_ASSERT_EQUAL(c.controllers, 1); /* the fixture's only */
-	ernic_inproc_qpair_destroy(qp);
+	raw_q_close(&q);
 	fx_down();
 }
 
@@ -553,7 +608,6 @@ static void test_subtype_f_invalidates_rkey_and_flags_completion(void)
 	struct ernic_inproc_cpl cpl;
 	struct nvme_sgl_desc sgl;
 	uint32_t rkey;
-	void *p;
 
 	fx_up();
 	bufs_prepare();
@@ -562,9 +616,9 @@ static void test_subtype_f_invalidates_rkey_and_flags_completion(void)
 	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, ERNIC_INPROC_CPL_WITH_INV);
 	CU_ASSERT_EQUAL(cpl.inv_rkey, rkey);
-	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[1], 4096, ERNIC_MR_REMOTE_WRITE, &p), -EACCES);
+	CU_ASSERT_EQUAL(resolve_on(&fx.io, rkey, fx.buf[1], ERNIC_MR_REMOTE_WRITE), -EACCES);
 	/* Already invalid: a local invalidate now is refused, and the key is dead for I/O */
-	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, rkey), -EINVAL);
+	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, fx.io.qp->pd, rkey), -EINVAL);
 	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_DATA_XFER_ERROR);
 	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
 	/* The region can be registered again at once (it is not still valid) */
@@ -573,7 +627,7 @@ static void test_subtype_f_invalidates_rkey_and_flags_completion(void)
 	CU_ASSERT_EQUAL(write_with(&sgl, &cpl), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, ERNIC_INPROC_CPL_WITH_INV);
 	CU_ASSERT_EQUAL(cpl.inv_rkey, rkey);
-	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[0], 4096, ERNIC_MR_REMOTE_READ, &p), -EACCES);
+	CU_ASSERT_EQUAL(resolve_on(&fx.io, rkey, fx.buf[0], ERNIC_MR_REMOTE_READ), -EACCES);
 	fx_down();
 }
 
@@ -582,7 +636,6 @@ static void test_subtype_0_leaves_rkey_valid(void)
 	struct ernic_inproc_cpl cpl;
 	struct nvme_sgl_desc sgl;
 	uint32_t rkey;
-	void *p;
 
 	fx_up();
 	bufs_prepare();
@@ -590,8 +643,8 @@ static void test_subtype_0_leaves_rkey_valid(void)
 	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey, NVME_SGL_SUBTYPE_ADDRESS);
 	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
-	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[1], 4096, ERNIC_MR_REMOTE_WRITE, &p), 0);
-	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, rkey), 0);
+	CU_ASSERT_EQUAL(resolve_on(&fx.io, rkey, fx.buf[1], ERNIC_MR_REMOTE_WRITE), 0);
+	CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, fx.io.qp->pd, rkey), 0);
 	fx_down();
 }
 
@@ -600,7 +653,6 @@ static void test_subtype_f_with_wrong_key_invalidates_nothing(void)
 	struct ernic_inproc_cpl cpl;
 	struct nvme_sgl_desc sgl;
 	uint32_t rkey;
-	void *p;
 
 	fx_up();
 	bufs_prepare();
@@ -610,8 +662,96 @@ static void test_subtype_f_with_wrong_key_invalidates_nothing(void)
 	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
 	CU_ASSERT_TRUE(host_untouched());
 	/* The real key is untouched */
-	CU_ASSERT_EQUAL(ernic_mr_resolve(fx.mr, rkey, (uintptr_t)fx.buf[1], 4096, ERNIC_MR_REMOTE_WRITE, &p), 0);
+	CU_ASSERT_EQUAL(resolve_on(&fx.io, rkey, fx.buf[1], ERNIC_MR_REMOTE_WRITE), 0);
 	unreg(rkey);
+	fx_down();
+}
+
+/* ====================================================== protection domains */
+
+/*
+ * Each host queue pair is its own protection domain: I/O queue 1 presenting
+ * an rkey that I/O queue 2's host registered is a remote access error, as a
+ * wrong key is. The command fails with Data Transfer Error and moves not
+ * one byte either way; queue 2 itself still uses the same rkey.
+ */
+static void test_rkey_of_another_queue_is_data_transfer_error_and_nothing_moves(void)
+{
+	struct ernic_counters before, after;
+	struct nvme_sgl_desc sgl;
+	struct nvme_sqe sqe;
+	uint32_t rd, wr;
+
+	fx_up();
+	bufs_prepare();
+	rd = reg_on(&fx.io2, 1, fx.buf[1], 4096, RW_ACCESS);
+	wr = reg_on(&fx.io2, 2, fx.buf[0], 4096, RW_ACCESS);
+	ernic_target_counters(fx.tgt, &before);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rd, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(read_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[0], 4096, wr, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(write_with(&sgl, NULL), NVME_SC_DATA_XFER_ERROR);
+	/* The admin queue is a domain of its own too */
+	sqe_init(&sqe, NVME_ADMIN_IDENTIFY);
+	sqe.cdw10 = NVME_ID_CNS_CTRL;
+	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)fx.buf[1], 4096, rd, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_TRUE(host_untouched());
+	CU_ASSERT_TRUE(ns_untouched());
+	ernic_target_counters(fx.tgt, &after);
+	CU_ASSERT_EQUAL(after.errors[NVME_SC_DATA_XFER_ERROR] - before.errors[NVME_SC_DATA_XFER_ERROR], 3);
+	CU_ASSERT_EQUAL(after.bytes_read, before.bytes_read);
+	CU_ASSERT_EQUAL(after.bytes_written, before.bytes_written);
+	CU_ASSERT_EQUAL(after.io_bytes_read, before.io_bytes_read);
+	CU_ASSERT_EQUAL(after.io_bytes_written, before.io_bytes_written);
+
+	/* The same rkeys on the queue whose host registered them */
+	rw_sqe(&sqe, NVME_CMD_READ, 2, 1);
+	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)fx.buf[1], 4096, rd, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(raw_status(&fx.io2, &sqe, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(all_bytes(fx.buf[1], 4096, CANARY_NS));
+	rw_sqe(&sqe, NVME_CMD_WRITE, 2, 1);
+	nvme_keyed_sgl_set(&sqe.dptr, (uintptr_t)fx.buf[0], 4096, wr, NVME_SGL_SUBTYPE_ADDRESS);
+	CU_ASSERT_EQUAL(raw_status(&fx.io2, &sqe, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(all_bytes(fx.tgt->ns[0].ram + 2 * 4096, 4096, 0x77));
+	unreg_on(&fx.io2, rd);
+	unreg_on(&fx.io2, wr);
+	fx_down();
+}
+
+/*
+ * A SEND with Invalidate names an rkey of the queue's own domain; another
+ * queue's rkey is left valid, whether the command failed on it (a Read) or
+ * moved no data (a Flush carrying the descriptor).
+ */
+static void test_send_with_invalidate_of_another_queues_rkey_invalidates_nothing(void)
+{
+	struct ernic_inproc_cpl cpl;
+	struct nvme_sgl_desc sgl;
+	struct nvme_sqe sqe;
+	uint32_t rkey;
+
+	fx_up();
+	bufs_prepare();
+	rkey = reg_on(&fx.io2, 1, fx.buf[1], 4096, RW_ACCESS);
+	nvme_keyed_sgl_set(&sgl, (uintptr_t)fx.buf[1], 4096, rkey, NVME_SGL_SUBTYPE_INVALIDATE_KEY);
+	CU_ASSERT_EQUAL(read_with(&sgl, &cpl), NVME_SC_DATA_XFER_ERROR);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVME_CMD_FLUSH;
+	sqe.nsid = 1;
+	sqe.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	sqe.dptr = sgl;
+	CU_ASSERT_EQUAL(raw_status(&fx.io, &sqe, &cpl), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, 0);
+	CU_ASSERT_TRUE(host_untouched());
+	/* Still valid for its own queue, which may invalidate it */
+	rw_sqe(&sqe, NVME_CMD_READ, 2, 1);
+	sqe.dptr = sgl;
+	CU_ASSERT_EQUAL(raw_status(&fx.io2, &sqe, &cpl), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cpl.flags & ERNIC_INPROC_CPL_WITH_INV, ERNIC_INPROC_CPL_WITH_INV);
+	CU_ASSERT_EQUAL(cpl.inv_rkey, rkey);
+	CU_ASSERT_TRUE(all_bytes(fx.buf[1], 4096, CANARY_NS));
 	fx_down();
 }
 
@@ -655,6 +795,68 @@ static void test_host_submit_completes_with_invalidate_and_leaks_no_region(void)
 	ernic_target_counters(tgt, &c);
 	CU_ASSERT_EQUAL(c.mr_in_use, 0);
 	ut_target_stop(tgt);
+}
+
+/* ============================================================ CID conflicts */
+
+/*
+ * A host that reuses the CID of an outstanding AER gets Command ID Conflict
+ * for the new command; the AER keeps its slot, stays held, and completes
+ * with the right CID and notice when the event comes. The conflict's
+ * completion must touch no other slot's state: held[] is compared slot by
+ * slot before and after.
+ */
+static void test_cid_of_held_aer_reused_is_cid_conflict_and_aer_survives(void)
+{
+	const uint16_t cid = 7;
+	struct ernic_inproc_qpair *aq;
+	struct ernic_inproc_cpl cpl;
+	struct ernic_counters c;
+	struct nvme_sqe sqe;
+	uint8_t held[32];
+
+	fx_up();
+	aq = fx.admin.qp;
+	CU_ASSERT_EQUAL_FATAL(aq->entries, sizeof(held));
+	sqe_init(&sqe, NVME_ADMIN_SET_FEATURES);
+	sqe.cdw10 = NVME_FEAT_ASYNC_EVENT;
+	sqe.cdw11 = NVME_CTRL_OAES_NS_ATTR;
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
+	/* The fixture's own commands used CIDs below this one; none is outstanding now. */
+	fx.admin.cid = cid + 1;
+
+	sqe_init(&sqe, NVME_ADMIN_ASYNC_EVENT);
+	raw_post(&fx.admin, &sqe, cid);
+	/* The AER was taken once a later command on the same ring completes. */
+	sqe_init(&sqe, NVME_ADMIN_KEEP_ALIVE);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
+	memcpy(held, aq->held, sizeof(held));
+	CU_ASSERT_EQUAL(held[cid], 1);
+
+	/* The same CID again, while the AER holds it */
+	sqe_init(&sqe, NVME_ADMIN_KEEP_ALIVE);
+	raw_post(&fx.admin, &sqe, cid);
+	CU_ASSERT_FATAL(raw_reap(&fx.admin, &cpl));
+	CU_ASSERT_EQUAL(cpl.cqe.cid, cid);
+	CU_ASSERT_EQUAL(ST(cpl.cqe), NVME_SC_CMDID_CONFLICT);
+	CU_ASSERT_EQUAL(cpl.flags, 0);
+	CU_ASSERT_EQUAL(memcmp(held, aq->held, sizeof(held)), 0);
+	CU_ASSERT_EQUAL(atomic_load(&aq->cq_tail), fx.admin.head); /* nothing else completed */
+
+	/* The queue goes on answering, and the AER completes on the event */
+	sqe_init(&sqe, NVME_ADMIN_KEEP_ALIVE);
+	CU_ASSERT_EQUAL(raw_status(&fx.admin, &sqe, NULL), NVME_SC_SUCCESS);
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_FATAL(raw_reap(&fx.admin, &cpl));
+	CU_ASSERT_EQUAL(cpl.cqe.cid, cid);
+	CU_ASSERT_EQUAL(ST(cpl.cqe), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cpl.cqe.dw0, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
+	held[cid] = 0;
+	CU_ASSERT_EQUAL(memcmp(held, aq->held, sizeof(held)), 0);
+	ernic_target_counters(fx.tgt, &c);
+	CU_ASSERT_EQUAL(c.controllers, 1);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_CMDID_CONFLICT], 1);
+	fx_down();
 }
 
 /* =================================================================== MR budget */
@@ -781,7 +983,10 @@ UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
 	UT_CASE(test_keyed_subtype_not_0_or_f_is_sgl_invalid_subtype),
 	UT_CASE(test_subtype_f_invalidates_rkey_and_flags_completion), UT_CASE(test_subtype_0_leaves_rkey_valid),
 	UT_CASE(test_subtype_f_with_wrong_key_invalidates_nothing),
+	UT_CASE(test_rkey_of_another_queue_is_data_transfer_error_and_nothing_moves),
+	UT_CASE(test_send_with_invalidate_of_another_queues_rkey_invalidates_nothing),
 	UT_CASE(test_host_submit_completes_with_invalidate_and_leaks_no_region),
+	UT_CASE(test_cid_of_held_aer_reused_is_cid_conflict_and_aer_survives),
 	UT_CASE(test_mrs_in_use_after_connect_are_n_queue_size_plus_32),
 	UT_CASE(test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32),
 	UT_CASE(test_seed_1024_table_with_8_queues_fails_at_qid_8_twice),

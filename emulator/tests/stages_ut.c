@@ -4,7 +4,7 @@
  * the host API: 1 in 1 stamps every command, at queue depth 1 and with many
  * CIDs in flight, and its five stages add up to the end-to-end time; off
  * (after connect, or set back to 0) stamps none; 1 in 10 over 1000 commands
- * stamps exactly 100; a namespace backend that sleeps 200 us shows up in the
+ * stamps exactly 100; a namespace backend that sleeps 100 ms shows up in the
  * storage stage and nowhere else; a submit the queue refuses is not one of
  * the N; every stage has the name the engine's JSON uses.
  */
@@ -22,7 +22,14 @@
 #define NS_SIZE (8ull << 20)
 #define NLBAS (NS_SIZE / 4096)
 #define TIMEOUT_NS 20000000000ull
-#define SLOW_STORAGE_NS 200000ull
+/*
+ * The slow backend's sleep: long beside what a loaded machine adds to a
+ * stage by preempting a thread (about 12 ms per command in a ring stage with
+ * eight busy threads on two cores), so that where the sleep is counted is
+ * never in doubt.
+ */
+#define SLOW_STORAGE_NS 100000000ull
+#define SLOW_READS 8u
 
 static struct {
 	struct ernic_target *tgt;
@@ -251,10 +258,21 @@ static int slow_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
 	return real_ops->read(ns, buf, off, len);
 }
 
+/*
+ * Where the backend's time goes: every sampled Read sleeps SLOW_STORAGE_NS
+ * inside the backend, so the storage stage holds at least that much per
+ * sample (nanosleep never returns early on the clock the stamps use: a
+ * lower bound, true however loaded the machine is). A stage that also
+ * counted the sleep (the target driver without the storage time taken out,
+ * stamps taken at the wrong place) would hold at least as much in every
+ * sample too, so the check on the others is that same floor: they hold
+ * only scheduler noise, which averages far below the sleep. No bound is put
+ * on how fast a stage must be: this is not a benchmark.
+ */
 static void test_slow_backend_shows_in_the_storage_stage_only(void)
 {
+	const uint64_t floor_ns = SLOW_READS * SLOW_STORAGE_NS;
 	struct ernic_stage_stats s;
-	double storage, e2e;
 
 	CU_ASSERT_FATAL(fx_up(32));
 	real_ops = fx.tgt->ns[0].ops;
@@ -263,29 +281,21 @@ static void test_slow_backend_shows_in_the_storage_stage_only(void)
 	slow_ops.read = slow_read;
 	fx.tgt->ns[0].ops = &slow_ops;
 	ernic_host_set_stage_sampling(fx.hc, 1);
-	CU_ASSERT_EQUAL(reads(200, 1), 200);
+	CU_ASSERT_EQUAL(reads(SLOW_READS, 1), SLOW_READS);
 	fx.tgt->ns[0].ops = real_ops;
 	ernic_host_stage_stats(fx.hc, &s);
-	CU_ASSERT_EQUAL_FATAL(s.samples, 200);
+	CU_ASSERT_EQUAL_FATAL(s.samples, SLOW_READS);
 	check_stages_add_up(&s);
-	storage = mean_us(&s, ERNIC_STAGE_STORAGE);
-	e2e = mean_us(&s, ERNIC_STAGE_END_TO_END);
 	printf("\n    slow backend: storage %.1f us of %.1f us end to end (host driver %.1f, to target %.1f, "
 	       "target driver %.1f, to host %.1f) ",
-	       storage, e2e, mean_us(&s, ERNIC_STAGE_HOST_DRIVER), mean_us(&s, ERNIC_STAGE_TO_TARGET),
+	       mean_us(&s, ERNIC_STAGE_STORAGE), mean_us(&s, ERNIC_STAGE_END_TO_END),
+	       mean_us(&s, ERNIC_STAGE_HOST_DRIVER), mean_us(&s, ERNIC_STAGE_TO_TARGET),
 	       mean_us(&s, ERNIC_STAGE_TARGET_DRIVER), mean_us(&s, ERNIC_STAGE_TO_HOST));
-	CU_ASSERT(storage >= 150.0);
-	/*
-	 * The sleep is in no other stage: storage is the largest. Only that,
-	 * because on a loaded machine a preempted thread adds whole scheduler
-	 * ticks to the ring stages now and then.
-	 */
+	CU_ASSERT(s.sum_ns[ERNIC_STAGE_STORAGE] >= floor_ns);
+	CU_ASSERT(s.max_ns[ERNIC_STAGE_STORAGE] >= SLOW_STORAGE_NS);
 	for (int k = 0; k < ERNIC_STAGE_END_TO_END; k++)
 		if (k != ERNIC_STAGE_STORAGE)
-			CU_ASSERT(mean_us(&s, (enum ernic_stage)k) < storage);
-	/* The host and target drivers do no sleeping of their own. */
-	CU_ASSERT(mean_us(&s, ERNIC_STAGE_HOST_DRIVER) < 50.0);
-	CU_ASSERT(mean_us(&s, ERNIC_STAGE_TARGET_DRIVER) < 50.0);
+			CU_ASSERT(s.sum_ns[k] < floor_ns);
 	fx_down();
 }
 
