@@ -4,7 +4,8 @@
  *
  * The input is a sequence of operations (alloc, destroy, fast_reg over one of
  * a few heap buffers with any access bits, invalidate, resolve, map a keyed
- * SGL, send with invalidate) on a small table. A shadow copy of every entry
+ * SGL, send with invalidate) on a small table shared by two protection
+ * domains, each access made from one of them. A shadow copy of every entry
  * predicts each result; every pointer handed out must lie inside the region
  * its rkey names, with the access asked for, and is written through so ASan
  * sees any that leaves the buffer behind it.
@@ -21,6 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct shadow_mr {
 	bool allocated, valid;
 	uint8_t key;
+	uint32_t pd;
 	uint8_t *addr;
 	uint64_t len;
 	uint32_t access;
@@ -28,6 +30,7 @@ struct shadow_mr {
 
 static struct {
 	struct ernic_mr_table *tbl;
+	uint32_t pd[2]; /* two host queue pairs' domains */
 	struct shadow_mr mr[FUZZ_MAX_MR];
 	uint8_t *buf[FUZZ_NR_BUFS];
 	uint32_t buf_len[FUZZ_NR_BUFS];
@@ -56,8 +59,14 @@ static uint32_t op_rkey(const uint8_t *op)
 	return ERNIC_RKEY(idx, key);
 }
 
-/* Is the model's entry for @rkey valid with a matching key, and [p, p+len) inside it with @access? */
-static bool model_allows(uint32_t rkey, uint64_t addr, uint32_t len, uint32_t access)
+/* The domain an access is made from: one of the two, chosen by op[7]. */
+static uint32_t op_pd(const uint8_t *op)
+{
+	return fx.pd[op[7] & 1];
+}
+
+/* Is the model's entry for @rkey live in @pd with a matching key, and [p, p+len) inside it with @access? */
+static bool model_allows(uint32_t pd, uint32_t rkey, uint64_t addr, uint32_t len, uint32_t access)
 {
 	uint32_t idx = ERNIC_RKEY_INDEX(rkey);
 	const struct shadow_mr *m;
@@ -66,7 +75,7 @@ static bool model_allows(uint32_t rkey, uint64_t addr, uint32_t len, uint32_t ac
 	if (idx >= FUZZ_MAX_MR)
 		return false;
 	m = &fx.mr[idx];
-	if (!m->allocated || !m->valid || m->key != ERNIC_RKEY_KEY(rkey))
+	if (!m->allocated || !m->valid || m->key != ERNIC_RKEY_KEY(rkey) || m->pd != pd)
 		return false;
 	base = (uintptr_t)m->addr;
 	return addr >= base && addr - base <= m->len && len <= m->len - (addr - base) && !(access & ~m->access);
@@ -86,10 +95,10 @@ static uint64_t op_addr(const uint8_t *op)
 	return (uint64_t)(uintptr_t)m->addr + (uint64_t)(int64_t)(int16_t)(op[4] | op[5] << 8);
 }
 
-static void op_alloc(void)
+static void op_alloc(const uint8_t *op)
 {
 	uint32_t h;
-	int rc = ernic_mr_alloc(fx.tbl, &h);
+	int rc = ernic_mr_alloc(fx.tbl, op_pd(op), &h);
 
 	CHECK((rc == -ENOSPC) == (fx.nr_allocated == FUZZ_MAX_MR));
 	if (rc)
@@ -97,6 +106,7 @@ static void op_alloc(void)
 	CHECK(h < FUZZ_MAX_MR && !fx.mr[h].allocated);
 	fx.mr[h].allocated = true;
 	fx.mr[h].valid = false;
+	fx.mr[h].pd = op_pd(op);
 	fx.nr_allocated++;
 }
 
@@ -147,8 +157,8 @@ static void op_invalidate(const uint8_t *op)
 {
 	uint32_t rkey = op_rkey(op), idx = ERNIC_RKEY_INDEX(rkey);
 	bool live = idx < FUZZ_MAX_MR && fx.mr[idx].allocated && fx.mr[idx].valid &&
-		    fx.mr[idx].key == ERNIC_RKEY_KEY(rkey);
-	int rc = ernic_mr_invalidate(fx.tbl, rkey);
+		    fx.mr[idx].key == ERNIC_RKEY_KEY(rkey) && fx.mr[idx].pd == op_pd(op);
+	int rc = ernic_mr_invalidate(fx.tbl, op_pd(op), rkey);
 
 	CHECK(live ? rc == 0 : rc != 0);
 	if (live)
@@ -160,9 +170,9 @@ static void op_resolve(const uint8_t *op)
 	uint32_t rkey = op_rkey(op), len = le32(op + 8) % 70000, access = op[6] & 7;
 	uint64_t addr = op_addr(op);
 	void *p = NULL;
-	int rc = ernic_mr_resolve(fx.tbl, rkey, addr, len, access, &p);
+	int rc = ernic_mr_resolve(fx.tbl, op_pd(op), rkey, addr, len, access, &p);
 
-	CHECK((rc == 0) == model_allows(rkey, addr, len, access));
+	CHECK((rc == 0) == model_allows(op_pd(op), rkey, addr, len, access));
 	if (rc == 0) {
 		CHECK((uint64_t)(uintptr_t)p == addr);
 		touch(p, len);
@@ -190,22 +200,23 @@ static void op_map_sgl(const uint8_t *op, bool invalidate_after)
 
 	nvme_keyed_sgl_set(&sgl, op_addr(op), sgl_len & NVME_KEYED_SGL_MAX_LEN, rkey, 0);
 	sgl.id = id;
-	status = ernic_rdma_map_keyed_sgl(fx.tbl, &sgl, len, dir, &p);
+	status = ernic_rdma_map_keyed_sgl(fx.tbl, op_pd(op), &sgl, len, dir, &p);
 	if (status == NVME_SC_SUCCESS) {
 		CHECK(keyed && nvme_keyed_sgl_len(&sgl) >= len);
-		CHECK(model_allows(rkey, sgl.addr, len, dir_access[dir]));
+		CHECK(model_allows(op_pd(op), rkey, sgl.addr, len, dir_access[dir]));
 		touch(p, len);
 	} else if (keyed && nvme_keyed_sgl_len(&sgl) >= len) {
-		CHECK(status == NVME_SC_DATA_XFER_ERROR && !model_allows(rkey, sgl.addr, len, dir_access[dir]));
+		CHECK(status == NVME_SC_DATA_XFER_ERROR &&
+		      !model_allows(op_pd(op), rkey, sgl.addr, len, dir_access[dir]));
 	}
 	if (invalidate_after) {
 		uint32_t idx = ERNIC_RKEY_INDEX(rkey);
 		bool want = NVME_SGL_ID_TYPE(id) == NVME_SGL_TYPE_KEYED_DATA_BLOCK &&
 			    NVME_SGL_ID_SUBTYPE(id) == NVME_SGL_SUBTYPE_INVALIDATE_KEY && nvme_keyed_sgl_len(&sgl) &&
 			    idx < FUZZ_MAX_MR && fx.mr[idx].allocated && fx.mr[idx].valid &&
-			    fx.mr[idx].key == ERNIC_RKEY_KEY(rkey);
+			    fx.mr[idx].key == ERNIC_RKEY_KEY(rkey) && fx.mr[idx].pd == op_pd(op);
 
-		CHECK(ernic_rdma_send_with_invalidate(fx.tbl, &sgl) == want);
+		CHECK(ernic_rdma_send_with_invalidate(fx.tbl, op_pd(op), &sgl) == want);
 		if (want)
 			fx.mr[idx].valid = false;
 	}
@@ -219,6 +230,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fx.tbl = ernic_mr_table_create(FUZZ_MAX_MR);
 	if (!fx.tbl)
 		abort();
+	fx.pd[0] = ernic_mr_pd_alloc(fx.tbl);
+	fx.pd[1] = ernic_mr_pd_alloc(fx.tbl);
+	CHECK(fx.pd[0] && fx.pd[1] && fx.pd[0] != fx.pd[1]);
 	for (int i = 0; i < FUZZ_NR_BUFS; i++) {
 		fx.buf_len[i] = buf_len[i];
 		fx.buf[i] = malloc(buf_len[i]);
@@ -228,7 +242,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (; size >= FUZZ_OP_LEN; data += FUZZ_OP_LEN, size -= FUZZ_OP_LEN) {
 		switch (data[0] % 7) {
 		case 0:
-			op_alloc();
+			op_alloc(data);
 			break;
 		case 1:
 			op_destroy(data);
