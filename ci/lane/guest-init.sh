@@ -10,11 +10,17 @@
 # id-ctrl fields checked against the emulator's, a file namespace checked, 20 connect/disconnect rounds with its
 # counters back at rest, and a second instance started with queues=8 for the queue_count check at C=8.
 #
+# Then the faults phase (ernicd on a file namespace, the host connected with a recovery policy, crc32c
+# write-then-verify fio jobs running through each fault): ernicd killed with SIGKILL and restarted, every
+# connection reset with ss -K, and nvmf_tcp_load's connection churn, held controllers and discovery flood; each job
+# must read back every block it wrote, and ernicd's counters must come back to rest.
+#
 # Prints step lines "lane [uptime] <phase>: <what>", the suites' CSV files between
 # "ERNIC-LANE-CSV-BEGIN <phase> <suite>" and "ERNIC-LANE-CSV-END <phase> <suite>", ernicd's exit counters as JSON
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
-# Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=nvmet|ernicd,
+# Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
+# ernicd, faults),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
@@ -744,7 +750,8 @@ drop_connections() { # drop_connections WHAT: reset every established TCP connec
 	local n cntlid
 	cntlid=$(cat "/sys/class/nvme/$CTRL/cntlid")
 	n=$(ss -K -t -n -H state established "( sport = :$PORT or dport = :$PORT )" | wc -l)
-	[ "$n" -ge 2 ] || fail "ss -K reset $n connections $1, expected the host's and ernicd's ends of each queue"
+	# How many ends ss resets varies: once the first one goes, the host tears its other queues down itself.
+	[ "$n" -ge 1 ] || fail "ss -K found no connection to reset $1"
 	log "ss -K reset $n socket ends $1"
 	wait_live "the connection reset $1" "$cntlid"
 }
