@@ -362,8 +362,7 @@ static void print_result(const struct load_result *r, bool first)
 {
 	unsigned int shown = 0;
 
-	printf("%s%s: tried=%u ok=%u refused=%u failed=%u", first ? "" : "; ", r->mode, r->tried, r->ok, r->refused,
-	       r->failed);
+	printf("%s%s: tried=%u ok=%u refused=%u", first ? "" : "; ", r->mode, r->tried, r->ok, r->refused);
 	for (unsigned int s = 0; s < NVME_STATUS_COUNT; s++) {
 		if (!r->by_status[s])
 			continue;
@@ -371,6 +370,7 @@ static void print_result(const struct load_result *r, bool first)
 	}
 	if (shown)
 		printf(")");
+	printf(" failed=%u", r->failed);
 	if (r->enable_failed)
 		printf(" cc_en_refused=%u", r->enable_failed);
 	printf(" seconds=%.2f", r->seconds);
