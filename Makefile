@@ -26,6 +26,7 @@ all:
 
 include emulator/emulator.mk
 -include emulator/bench/bench.mk
+-include emulator/tools/tools.mk
 -include engine/engine.mk
 -include suites/lad/lad.mk
 -include playbooks/playbooks.mk

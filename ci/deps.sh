@@ -8,7 +8,7 @@ for group in "$@"; do
 	build) pkgs="$pkgs gcc make libc6-dev libcunit1-dev libisal-dev" ;;
 	engine) pkgs="$pkgs fio dpkg-dev debian-archive-keyring" ;;
 	suites) pkgs="$pkgs fio jq" ;;
-	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq" ;;
+	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq iproute2" ;;
 	playbooks) pkgs="$pkgs ansible-core ansible-lint" ;;
 	charts) pkgs="$pkgs gnuplot-nox" ;;
 	fuzz) pkgs="$pkgs clang-14 libfuzzer-14-dev libclang-rt-14-dev" ;;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build the lane's guest: a Debian kernel (its ELF, for a fast boot under TCG) and an uncompressed cpio initramfs
-# holding busybox, kmod, nvme-cli, fio, jq, the NVMe/TCP host and target modules, the suites and ernicd if built.
+# holding busybox, kmod, nvme-cli, fio, jq, ss, the NVMe/TCP host and target modules, the suites, and ernicd and
+# nvmf_tcp_load if built.
 # suites/run needs bash and GNU date (busybox date has no %N); busybox provides the rest of what it calls.
 #
 # The guest's copy of suites/ gets one extra case, integrity/ram-8m.fio: integrity/ram.fio with size=8m instead
@@ -9,6 +10,7 @@
 #
 # Usage: ci/lane/build-guest.sh
 # Env:   ERNICD=PATH   ernicd binary to include (default build/ernicd, included only if executable)
+#        LOAD_TOOL=PATH  nvmf_tcp_load binary to include (default build/nvmf_tcp_load, only if executable)
 #        LANE_OUT=DIR  output directory (default build/lane)
 # Out:   $LANE_OUT/vmlinux, $LANE_OUT/initramfs.cpio, $LANE_OUT/kernel-release
 # The kernel .deb is kept in $LANE_OUT/cache; the initramfs is rebuilt only when one of its inputs changes.
@@ -22,12 +24,15 @@ ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 CACHE=$OUT/cache
 ERNICD=${ERNICD:-$ROOT/build/ernicd}
+LOAD_TOOL=${LOAD_TOOL:-$ROOT/build/nvmf_tcp_load}
 SUITES=$ROOT/suites
 META=linux-image-amd64
 # Modules the guest loads; modprobe adds their dependencies. The crc32c providers are requested by name at run
-# time (NVMe/TCP digests), so no dependency edge leads to them: they are listed here by hand.
-MODULES="nvme-tcp nvme-fabrics nvme-core nvmet nvmet-tcp configfs null_blk loop crc32c_generic crc32c-intel"
-TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq /usr/bin/bash /usr/bin/date"
+# time (NVMe/TCP digests), so no dependency edge leads to them: they are listed here by hand. tcp_diag lets ss -K
+# reset connections (the faults phase).
+MODULES="nvme-tcp nvme-fabrics nvme-core nvmet nvmet-tcp configfs null_blk loop crc32c_generic crc32c-intel
+inet_diag tcp_diag"
+TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq /usr/bin/bash /usr/bin/date /bin/ss"
 
 for t in $TOOLS; do [ -x "$t" ] || die "missing $t (run: ci/deps.sh lane)"; done
 for c in apt-get apt-cache dpkg-deb depmod modprobe ldd ldconfig cpio xz sha256sum; do
@@ -112,7 +117,7 @@ done
 
 # Shared libraries of the tools (ldd exits 1 on a static binary such as busybox-static: that is not an error).
 LIBS=""
-for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ); do
+for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ); do
 	out=$(ldd "$t" 2>/dev/null) || continue
 	for l in $(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
 		case " $LIBS " in *" $l "*) ;; *) LIBS="$LIBS $l" ;; esac
@@ -121,6 +126,8 @@ done
 
 HAVE_ERNICD=no
 [ -x "$ERNICD" ] && HAVE_ERNICD=yes
+HAVE_LOAD_TOOL=no
+[ -x "$LOAD_TOOL" ] && HAVE_LOAD_TOOL=yes
 manifest() {
 	echo "kernel $(basename "$DEB") $KREL"
 	echo "modules $MODFILES"
@@ -128,6 +135,7 @@ manifest() {
 	# shellcheck disable=SC2086
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
+	[ "$HAVE_LOAD_TOOL" = no ] || sha256sum "$LOAD_TOOL"
 	if [ -d "$SUITES" ]; then
 		(cd "$SUITES" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 	fi
@@ -135,12 +143,12 @@ manifest() {
 STAMP=$(manifest | sha256sum | cut -d' ' -f1)
 INITRD=$OUT/initramfs.cpio
 if [ -s "$INITRD" ] && [ -s "$OUT/vmlinux" ] && [ "$(cat "$OUT/initramfs.stamp" 2>/dev/null)" = "$STAMP" ]; then
-	say "guest up to date ($KREL, ernicd: $HAVE_ERNICD)"
+	say "guest up to date ($KREL, ernicd: $HAVE_ERNICD, nvmf_tcp_load: $HAVE_LOAD_TOOL)"
 	exit 0
 fi
 
 # --- 4. lay out the root (merged /usr, like Debian) and pack it ---
-say "building initramfs ($KREL, ernicd: $HAVE_ERNICD)"
+say "building initramfs ($KREL, ernicd: $HAVE_ERNICD, nvmf_tcp_load: $HAVE_LOAD_TOOL)"
 R=$OUT/rootfs
 rm -rf "$R"
 mkdir -p "$R"/usr/bin "$R"/usr/sbin "$R"/usr/lib "$R"/usr/lib64 "$R"/etc/nvme "$R"/proc "$R"/sys "$R"/dev \
@@ -176,6 +184,10 @@ done
 if [ "$HAVE_ERNICD" = yes ]; then
 	put "$ERNICD" /usr/bin/ernicd
 	chmod 755 "$R/usr/bin/ernicd"
+fi
+if [ "$HAVE_LOAD_TOOL" = yes ]; then
+	put "$LOAD_TOOL" /usr/bin/nvmf_tcp_load
+	chmod 755 "$R/usr/bin/nvmf_tcp_load"
 fi
 [ -d "$SUITES" ] || die "no $SUITES: the lane runs its job files"
 cp -a "$SUITES" "$R/ernic/suites"

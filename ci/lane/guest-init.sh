@@ -10,11 +10,17 @@
 # id-ctrl fields checked against the emulator's, a file namespace checked, 20 connect/disconnect rounds with its
 # counters back at rest, and a second instance started with queues=8 for the queue_count check at C=8.
 #
+# Then the faults phase (ernicd on a file namespace, the host connected with a recovery policy, crc32c
+# write-then-verify fio jobs running through each fault): ernicd killed with SIGKILL and restarted, every
+# connection reset with ss -K, and nvmf_tcp_load's connection churn, held controllers and discovery flood; each job
+# must read back every block it wrote, and ernicd's counters must come back to rest.
+#
 # Prints step lines "lane [uptime] <phase>: <what>", the suites' CSV files between
 # "ERNIC-LANE-CSV-BEGIN <phase> <suite>" and "ERNIC-LANE-CSV-END <phase> <suite>", ernicd's exit counters as JSON
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
-# Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=nvmet|ernicd,
+# Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
+# ernicd, faults),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
@@ -69,9 +75,13 @@ on_exit() {
 trap on_exit EXIT
 
 fail() {
-	if [ "$PHASE" = ernicd ] && [ -s "$RESULTS/ernicd.log" ]; then
+	if { [ "$PHASE" = ernicd ] || [ "$PHASE" = faults ]; } && [ -s "$ERNICD_LOG" ]; then
 		echo "lane: last lines of ernicd's stderr:" >/dev/console
-		tail -n 40 "$RESULTS/ernicd.log" | sed 's/^/  ernicd: /' >/dev/console
+		grep -v '^ *{' "$ERNICD_LOG" | tail -n 40 | sed 's/^/  ernicd: /' >/dev/console
+	fi
+	if [ "$PHASE" = faults ]; then
+		echo "lane: the kernel's last nvme messages:" >/dev/console
+		dmesg | grep -i nvme | tail -n 20 | sed 's/^/  kernel: /' >/dev/console
 	fi
 	if [ "$PHASE" = ernicd ] && [ -s "$RESULTS/ernicd-q8.log" ]; then
 		echo "lane: last lines of the queues=8 ernicd's stderr:" >/dev/console
@@ -459,19 +469,20 @@ phase_nvmet() {
 # target 2: ernicd, when the initramfs has it
 
 ERNICD_STATS=$RESULTS/ernicd-stats.json
+ERNICD_LOG=$RESULTS/ernicd.log # stderr of the ernicd that ERNICD_PID names
 ERNICD_PID=""
 ERNICD_Q8_PID=""
 
-ernicd_counters() { # ernicd_counters TAG: SIGUSR1, then "mr_in_use controllers io_queues" (each summed over the JSON)
+ernicd_stats() { # ernicd_stats TAG: SIGUSR1, then ernicd's counters JSON in $ERNICD_STATS
 	# The JSON is read from the --stats file, or else from a new one-line JSON object on ernicd's stderr.
 	local n j
 	rm -f "$ERNICD_STATS"
-	n=$(wc -l <"$RESULTS/ernicd.log")
+	n=$(wc -l <"$ERNICD_LOG")
 	kill -USR1 "$ERNICD_PID" 2>/dev/null || fail "ernicd is not running (counters $1)"
 	set_deadline 5
 	while :; do
 		if jq -e 'type == "object"' "$ERNICD_STATS" >/dev/null 2>&1; then break; fi
-		j=$(tail -n +"$((n + 1))" "$RESULTS/ernicd.log" | grep '^ *{.*} *$' | tail -n 1)
+		j=$(tail -n +"$((n + 1))" "$ERNICD_LOG" | grep '^ *{.*} *$' | tail -n 1)
 		if [ -n "$j" ] && printf '%s\n' "$j" | jq -e 'type == "object"' >/dev/null 2>&1; then
 			printf '%s\n' "$j" >"$ERNICD_STATS"
 			break
@@ -480,6 +491,10 @@ ernicd_counters() { # ernicd_counters TAG: SIGUSR1, then "mr_in_use controllers 
 		sleep 0.1
 	done
 	cp "$ERNICD_STATS" "$RESULTS/ernicd-stats-$1.json"
+}
+
+ernicd_counters() { # ernicd_counters TAG: SIGUSR1, then "mr_in_use controllers io_queues" (each summed over the JSON)
+	ernicd_stats "$1"
 	jq -r 'def total(k): if (.[k] | type) == "number" then .[k] else [.. | objects | .[k]? | numbers] | add // -1 end;
 		"\(total("mr_in_use")) \(total("controllers")) \(total("io_queues"))"' "$ERNICD_STATS"
 }
@@ -512,7 +527,7 @@ phase_ernicd() {
 		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img,queues=$QUEUES" \
 		--stats "$ERNICD_STATS"
 	log "ernicd $*"
-	ernicd "$@" 2>"$RESULTS/ernicd.log" &
+	ernicd "$@" 2>"$ERNICD_LOG" &
 	ERNICD_PID=$!
 	wait_listen "$ERNICD_PID"
 	log "ernicd listening on $ADDR:$PORT (pid $ERNICD_PID)"
@@ -583,29 +598,326 @@ phase_ernicd() {
 	pid=$ERNICD_PID
 	ERNICD_PID=""
 	rm -f "$ERNICD_STATS"
-	log "ernicd logged $(grep -c ' connect ' "$RESULTS/ernicd.log") connects and" \
-		"$(grep -c ' disconnect ' "$RESULTS/ernicd.log") disconnects; its last lines:"
+	log "ernicd logged $(grep -c ' connect ' "$ERNICD_LOG") connects and" \
+		"$(grep -c ' disconnect ' "$ERNICD_LOG") disconnects; its last lines:"
 	stop_ernicd "$pid" ernicd
-	grep -v '^ *{' "$RESULTS/ernicd.log" | tail -n 6 | sed 's/^/  ernicd: /'
+	grep -v '^ *{' "$ERNICD_LOG" | tail -n 6 | sed 's/^/  ernicd: /'
 	if [ -s "$ERNICD_STATS" ]; then emit_json ernicd-stats-exit "$ERNICD_STATS"; fi
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# ernicd under faults and load, with the kernel host's recovery policy and a crc32c write-then-verify fio job
+# running through each fault: ernicd killed and restarted, its connections reset, connection and controller load.
+
+NQN_FAULTS=nqn.2024-01.org.ernic:lane-faults
+FAULTS_IMG=/tmp/faults-ns1.img
+# The host keeps a lost controller for 10 minutes and retries every second: while ernicd is gone its I/O waits and
+# is sent again on the new association instead of failing.
+RECOVERY="--ctrl-loss-tmo=600 --reconnect-delay=1"
+VERIFY_MIB=8 # each verify job writes this many MiB once, in 4 KiB blocks, then reads all of it back
+VERIFY_BLOCKS=$((VERIFY_MIB * 256))
+FAULT_AFTER=500 # blocks the job has written (or read back) before a fault is injected
+LOAD_CONNECTIONS=1000
+LOAD_DISCOVERY=64
+LOAD_CONTROLLERS=64
+LOAD_HOLD=3
+FIO_PID=""
+
+faults_ernicd_start() {
+	set -- --listen "$ADDR:$PORT" --nqn "$NQN_FAULTS" \
+		--backend "nvmeof:size=64M,bs=4096,file=$FAULTS_IMG,queues=$QUEUES" --stats "$ERNICD_STATS"
+	log "ernicd $*"
+	ernicd "$@" 2>>"$ERNICD_LOG" &
+	ERNICD_PID=$!
+	wait_listen "$ERNICD_PID"
+}
+
+ernicd_io() { # ernicd_io OPC: I/O commands OPC (write, read) ernicd has executed since it started
+	ernicd_stats "io-$1"
+	jq -r --arg o "$1" '.io_cmds[$o] // 0' "$ERNICD_STATS"
+}
+
+# A write-then-verify job: every 4 KiB block of the region written once with a crc32c header (offset, seed,
+# checksum), then every block read back and checked; verify_fatal stops at the first bad block.
+fio_verify_start() { # fio_verify_start NAME: the job on $DEV in the background, FIO_PID
+	fio --name="$1" --filename="$DEV" --rw=randwrite --bs=4k --size="${VERIFY_MIB}m" --direct=1 \
+		--ioengine=libaio --iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--output-format=json --output="$RESULTS/fio-$1.json" >"$RESULTS/fio-$1.out" 2>&1 &
+	FIO_PID=$!
+}
+
+fio_verify_check() { # fio_verify_check NAME RC: exit 0, no error, all written and all read back
+	local err w r want
+	want=$((VERIFY_MIB * 1024 * 1024))
+	err=$(jq -r '.jobs[0].error' "$RESULTS/fio-$1.json" 2>/dev/null || echo none)
+	w=$(jq -r '.jobs[0].write.io_bytes' "$RESULTS/fio-$1.json" 2>/dev/null || echo none)
+	r=$(jq -r '.jobs[0].read.io_bytes' "$RESULTS/fio-$1.json" 2>/dev/null || echo none)
+	if [ "$2" -ne 0 ] || [ "$err" != 0 ] || [ "$w" != "$want" ] || [ "$r" != "$want" ]; then
+		cat "$RESULTS/fio-$1.out"
+		fail "fio verify job $1: exit $2, error $err, $w bytes written and $r read back of $want"
+	fi
+}
+
+fio_verify_wait() { # fio_verify_wait NAME
+	local rc
+	rc=0
+	wait "$FIO_PID" || rc=$?
+	FIO_PID=""
+	fio_verify_check "$1" "$rc"
+	log "fio $1: $VERIFY_MIB MiB written and read back, crc32c verify clean"
+}
+
+# The path's block device counts completed I/O (6.1's multipath head node does not account it); the controller
+# keeps its namespaces, and their counts, across reconnects. Polled instead of ernicd's counters: a SIGUSR1 and jq
+# per poll would take the CPU the job runs on.
+dev_io() { # dev_io OPC: reads or writes completed on $CTRL's namespace 1 since it appeared
+	local stat p
+	stat=/sys/class/block/$(basename "$DEV")
+	for p in "/sys/class/nvme/$CTRL/"nvme*c*n1; do
+		if [ -e "$p/stat" ]; then stat=$p; fi
+	done
+	case "$1" in
+	read) awk '{ print $1 }' "$stat/stat" ;;
+	write) awk '{ print $5 }' "$stat/stat" ;;
+	esac
+}
+
+wait_io() { # wait_io OPC COUNT WHAT: until the namespace has completed COUNT I/Os OPC while the fio job runs
+	local n
+	set_deadline 60
+	while :; do
+		n=$(dev_io "$1")
+		if [ "$n" -ge "$2" ]; then break; fi
+		kill -0 "$FIO_PID" 2>/dev/null || fail "the fio job ended before $3 ($n of $2 $1 commands)"
+		if past_deadline; then fail "$n of $2 $1 commands completed in 60 s, before $3"; fi
+		sleep 0.1
+	done
+	echo "$n"
+}
+
+wait_not_live() { # wait_not_live WHAT: until $CTRL leaves live, the host having seen the fault
+	set_deadline 10
+	while [ "$(cat "/sys/class/nvme/$CTRL/state" 2>/dev/null)" = live ]; do
+		if past_deadline; then fail "$CTRL still live 10 s after $1: the host did not see it"; fi
+		sleep 0.05
+	done
+	log "$CTRL is $(cat "/sys/class/nvme/$CTRL/state" 2>/dev/null || echo gone) after $1"
+}
+
+wait_live() { # wait_live WHAT [OLD-CNTLID]: until $CTRL is live again (on a new controller if OLD-CNTLID is given)
+	local t0
+	t0=$(now_cs)
+	set_deadline 60
+	while [ "$(cat "/sys/class/nvme/$CTRL/state" 2>/dev/null)" != live ] ||
+		[ "$(cat "/sys/class/nvme/$CTRL/cntlid" 2>/dev/null)" = "${2:-none}" ]; do
+		if past_deadline; then
+			fail "$CTRL not live on a new controller 60 s after $1" \
+				"(state $(cat "/sys/class/nvme/$CTRL/state" 2>/dev/null), cntlid $(cat "/sys/class/nvme/$CTRL/cntlid"))"
+		fi
+		sleep 0.1
+	done
+	log "$CTRL live again, cntlid $(cat "/sys/class/nvme/$CTRL/cntlid"), $((($(now_cs) - t0) * 10)) ms after $1"
+}
+
+# kill -9 mid-write-phase, restart on the same file, NQN and port. A write ernicd acknowledged is in the page cache
+# of the guest's tmpfs, which the process's death does not touch (the guest's kernel stays up), so every
+# acknowledged write must read back; writes in flight at the kill were never acknowledged and the host sends them
+# again after it reconnects. The job survives the crash (its I/O waits in the host), so its own verify phase
+# checks every block: no verify_state file is needed.
+faults_crash() {
+	local w pid
+	echo "faults crash" >/run/lane-step
+	w=$(dev_io write)
+	fio_verify_start crash
+	w=$(($(wait_io write $((w + FAULT_AFTER)) "ernicd was killed") - w))
+	[ "$w" -lt "$VERIFY_BLOCKS" ] || fail "the write phase was over ($w writes) before ernicd could be killed"
+	pid=$ERNICD_PID
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	log "ernicd (pid $pid) killed with SIGKILL after $w of the job's $VERIFY_BLOCKS writes"
+	wait_not_live "ernicd's SIGKILL"
+	faults_ernicd_start
+	log "ernicd restarted (pid $ERNICD_PID) on $FAULTS_IMG"
+	wait_live "ernicd's restart"
+	fio_verify_wait crash
+	# The job's writes spanned the crash only if the new instance executed some of them.
+	w=$(ernicd_io write)
+	[ "$w" -gt 0 ] || fail "the restarted ernicd executed no write of the job"
+	log "the restarted ernicd executed $w of the job's writes"
+}
+
+drop_connections() { # drop_connections WHAT: reset every established TCP connection to or from $PORT, both ends
+	local n cntlid
+	cntlid=$(cat "/sys/class/nvme/$CTRL/cntlid")
+	n=$(ss -K -t -n -H state established "( sport = :$PORT or dport = :$PORT )" | wc -l)
+	# How many ends ss resets varies: once the first one goes, the host tears its other queues down itself.
+	[ "$n" -ge 1 ] || fail "ss -K found no connection to reset $1"
+	log "ss -K reset $n socket ends $1"
+	wait_live "the connection reset $1" "$cntlid"
+}
+
+# The host's and ernicd's sockets are reset with ss -K (SOCK_DESTROY: the kernel config has
+# CONFIG_INET_DIAG_DESTROY=y; tcp_diag is a module of the lane). Unlike an iptables REJECT rule, which needs
+# x_tables, conntrack and their modules and a rule to take away again, it cuts exactly the connections that exist
+# and leaves the port open for the reconnect. Once while the job writes, once while it reads back.
+faults_link() {
+	local w r
+	echo "faults link" >/run/lane-step
+	w=$(dev_io write)
+	r=$(dev_io read)
+	fio_verify_start link
+	wait_io write $((w + FAULT_AFTER)) "the connections were reset during writes" >/dev/null
+	drop_connections "during the write phase"
+	wait_io read $((r + FAULT_AFTER)) "the connections were reset during verify reads" >/dev/null
+	drop_connections "during the verify phase"
+	fio_verify_wait link
+}
+
+load_field() { # load_field LINE MODE KEY: the number KEY=N in MODE's part of nvmf_tcp_load's line (0 if absent)
+	printf '%s\n' "$1" | tr ';' '\n' | awk -v m="$2:" -v k="$3=" '
+		index($0, m) { n = split($0, w, /[ (),]+/); for (i = 1; i <= n; i++) if (index(w[i], k) == 1) v = substr(w[i], length(k) + 1) }
+		END { print v == "" ? 0 : v }'
+}
+
+# While the host keeps write-then-verify jobs going: LOAD_CONNECTIONS connections opened and closed, then
+# LOAD_DISCOVERY discovery controllers and LOAD_CONTROLLERS controllers (distinct host NQNs) held at once. Checks:
+# every churned Connect succeeds; discovery controllers never take the slots of the subsystem's controllers, so
+# all LOAD_CONTROLLERS succeed but for the slots real hosts hold; every refusal is Controller Busy; the host's
+# controller keeps its association and its jobs verify; afterwards ernicd's counters are as before.
+faults_load() {
+	local before cntlid line rounds bad ok tried busy want now i
+	echo "faults load" >/run/lane-step
+	before=$(ernicd_counters before-load)
+	cntlid=$(cat "/sys/class/nvme/$CTRL/cntlid")
+	log "counters before the load (mr_in_use controllers io_queues): $before; host cntlid $cntlid"
+	rm -f /run/load-stop /run/load-failed /run/load-rounds
+	(
+		n=0
+		while [ ! -e /run/load-stop ]; do
+			n=$((n + 1))
+			rc=0
+			fio --name="load-$n" --filename="$DEV" --rw=randwrite --bs=4k --size=4m --direct=1 \
+				--ioengine=libaio --iodepth=4 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+				--output-format=json --output="$RESULTS/fio-load.json" >"$RESULTS/fio-load.out" 2>&1 || rc=$?
+			if [ "$rc" -ne 0 ] || [ "$(jq -r '.jobs[0].error' "$RESULTS/fio-load.json")" != 0 ]; then
+				echo "round $n: exit $rc, $(tail -n 3 "$RESULTS/fio-load.out" | tr '\n' ' ')" >/run/load-failed
+				break
+			fi
+		done
+		echo "$n" >/run/load-rounds
+	) &
+	FIO_PID=$!
+	wait_io write $(($(dev_io write) + 100)) "the load started" >/dev/null
+
+	bad=""
+	line=$(nvmf_tcp_load --addr "$ADDR" --port "$PORT" --nqn "$NQN_FAULTS" --enable \
+		--connections "$LOAD_CONNECTIONS" 2>"$RESULTS/load-churn.err") || true
+	log "$line"
+	ok=$(load_field "$line" connections ok)
+	[ "$ok" = "$LOAD_CONNECTIONS" ] || bad="$bad; $ok of $LOAD_CONNECTIONS connections succeeded"
+	[ "$(load_field "$line" connections cc_en_refused)" = 0 ] || bad="$bad; CC.EN refused after a Connect"
+
+	line=$(nvmf_tcp_load --addr "$ADDR" --port "$PORT" --nqn "$NQN_FAULTS" --enable --hold "$LOAD_HOLD" \
+		--discovery "$LOAD_DISCOVERY" --controllers "$LOAD_CONTROLLERS" 2>"$RESULTS/load-held.err") || true
+	log "$line"
+	# shellcheck disable=SC2086 # three numbers
+	set -- $before
+	want=$((LOAD_CONTROLLERS - $2))
+	for m in discovery controllers; do
+		tried=$(load_field "$line" $m tried)
+		ok=$(load_field "$line" $m ok)
+		busy=$(load_field "$line" $m CONNECT_CTRL_BUSY)
+		if [ "$tried" -eq 0 ] || [ $((ok + busy)) -ne "$tried" ]; then
+			bad="$bad; $m: $tried tried, $ok ok, $busy refused Controller Busy, the rest failed otherwise"
+		fi
+		[ "$(load_field "$line" $m cc_en_refused)" = 0 ] || bad="$bad; $m: CC.EN refused after a Connect"
+	done
+	[ "$(load_field "$line" discovery ok)" -ge 1 ] || bad="$bad; no discovery controller was accepted"
+	ok=$(load_field "$line" controllers ok)
+	if [ "$ok" -lt "$want" ]; then
+		bad="$bad; $ok of $LOAD_CONTROLLERS controllers accepted while discovery controllers were held,"
+		bad="$bad expected at least $want ($LOAD_CONTROLLERS less the $2 the host holds)"
+	fi
+
+	touch /run/load-stop
+	wait "$FIO_PID" || true
+	FIO_PID=""
+	rounds=$(cat /run/load-rounds 2>/dev/null || echo 0)
+	if [ -e /run/load-failed ]; then bad="$bad; the host's fio job failed: $(cat /run/load-failed)"; fi
+	log "the host ran $rounds write-then-verify jobs of 4 MiB during the load"
+	if [ "$(cat "/sys/class/nvme/$CTRL/state")" != live ] || [ "$(cat "/sys/class/nvme/$CTRL/cntlid")" != "$cntlid" ]; then
+		bad="$bad; the host's controller $CTRL lost its association (cntlid $cntlid) during the load"
+	fi
+
+	i=0
+	while :; do
+		now=$(ernicd_counters after-load)
+		if [ "$now" = "$before" ]; then break; fi
+		i=$((i + 1))
+		if [ "$i" -gt 20 ]; then
+			bad="$bad; counters after the load: $now, before: $before"
+			break
+		fi
+		sleep 0.5
+	done
+	log "counters after the load: $now"
+	[ -z "$bad" ] || fail "load:${bad#;}"
+}
+
+phase_faults() {
+	local base now i pid
+	PHASE=faults
+	ERNICD_LOG=$RESULTS/ernicd-faults.log
+	echo "faults start" >/run/lane-step
+	for m in inet_diag tcp_diag; do modprobe "$m" || fail "modprobe $m failed"; done
+	truncate -s 64M "$FAULTS_IMG" || fail "cannot create $FAULTS_IMG"
+	faults_ernicd_start
+	base=$(ernicd_counters baseline-faults)
+	# shellcheck disable=SC2086 # word list
+	connect "$NQN_FAULTS" $RECOVERY
+	log "connected with $RECOVERY: controller $CTRL, namespace 1 is $DEV"
+	faults_crash
+	faults_link
+	faults_load
+	disconnect "$NQN_FAULTS"
+	i=0
+	while :; do
+		now=$(ernicd_counters after-faults)
+		if [ "$now" = "$base" ]; then break; fi
+		i=$((i + 1))
+		[ "$i" -le 10 ] || fail "counters after the faults and the disconnect: $now, at rest before: $base"
+		sleep 0.5
+	done
+	log "counters back to rest: $now"
+	pid=$ERNICD_PID
+	ERNICD_PID=""
+	stop_ernicd "$pid" ernicd
+	rm -f "$FAULTS_IMG"
 }
 
 # ---------------------------------------------------------------------------------------------------------------
 
 setup_system
-skip=$(cmdline_opt ernic.skip none)
-if [ "$skip" = nvmet ]; then
-	log "nvmet phase skipped (ernic.skip=nvmet)"
-else
-	phase_nvmet
-fi
+skip=,$(cmdline_opt ernic.skip none),
+case "$skip" in
+*,nvmet,*) log "nvmet phase skipped (ernic.skip)" ;;
+*) phase_nvmet ;;
+esac
 PHASE=ernicd
-if [ "$skip" = ernicd ]; then
-	log "ernicd phase skipped (ernic.skip=ernicd)"
-elif [ -x /bin/ernicd ]; then
-	phase_ernicd
+if [ ! -x /bin/ernicd ]; then
+	log "ernicd phases skipped: no /bin/ernicd in this guest"
 else
-	log "ernicd phase skipped: no /bin/ernicd in this guest"
+	case "$skip" in
+	*,ernicd,*) log "ernicd phase skipped (ernic.skip)" ;;
+	*) phase_ernicd ;;
+	esac
+	case "$skip" in
+	*,faults,*) log "faults phase skipped (ernic.skip)" ;;
+	*)
+		[ -x /bin/nvmf_tcp_load ] || fail "no /bin/nvmf_tcp_load in this guest: the faults phase needs it"
+		phase_faults
+		;;
+	esac
 fi
 PHASE=end
 log "all phases done"

@@ -6,9 +6,9 @@
 # mean latency: under TCG only the ratio means anything) and, if the lane passed, appends the rows to the results.
 #
 # Usage: ci/lane/run.sh
-# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 320; the guest's own watchdog fires 30 s earlier)
+# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 400; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
-#        LANE_SKIP=nvmet|ernicd  leave one phase out
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
@@ -27,7 +27,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 export LANE_OUT=$OUT
-TIMEOUT=${LANE_TIMEOUT:-320}
+TIMEOUT=${LANE_TIMEOUT:-400}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
@@ -54,7 +54,11 @@ elapsed
 
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
-[ -n "${LANE_SKIP:-}" ] && APPEND="$APPEND ernic.skip=$LANE_SKIP"
+if [ -n "${LANE_SKIP:-}" ]; then
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults)(,(nvmet|ernicd|faults))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults (got '$LANE_SKIP')"
+	APPEND="$APPEND ernic.skip=$LANE_SKIP"
+fi
 LOG=$OUT/console.log
 RES=$OUT/results
 rm -rf "$RES"
