@@ -165,12 +165,6 @@ static int recv_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* The CQE's status in this project's 11-bit (SCT << 8 | SC) form: bit 0 is the phase tag. */
-static uint16_t load_cqe_status(const struct nvme_cqe *cqe)
-{
-	return (uint16_t)((cqe->status >> 1) & 0x7FF);
-}
-
 /*
  * Send one capsule (with in-capsule data when dlen is not 0) and read its
  * CapsuleResp. Returns 0 with the CQE, or an errno; EPROTO for a TermReq or a
@@ -308,7 +302,7 @@ static int load_open(const struct load_opts *o, const char *subnqn, unsigned int
 		report(r->mode, host, "Connect", err);
 		goto failed;
 	}
-	status = load_cqe_status(&cqe);
+	status = nvme_cqe_status(&cqe);
 	if (status) {
 		r->refused++;
 		r->by_status[status]++;
@@ -324,7 +318,7 @@ static int load_open(const struct load_opts *o, const char *subnqn, unsigned int
 			r->ok--;
 			goto failed;
 		}
-		if (load_cqe_status(&cqe))
+		if (nvme_cqe_status(&cqe))
 			r->enable_failed++;
 	}
 	return fd;
