@@ -2,10 +2,24 @@
 #
 #   make report         results/report/index.html (charts, the gate's table, the engine
 #                       comparison, the MR-budget curve, per-stage latency) and
-#                       results/report/summary.md, from results/*.csv
+#                       results/report/summary.md, from results/*.csv; open index.html
+#                       in a browser, no server needed
 #   make test-regress   ci/regress on synthetic series (part of test-more)
+#   make test-report    the page built from results/*.csv, opened in headless Chromium
+#                       (part of test-more; screenshot in build/report.png)
 
-.PHONY: test-regress
-test-more: test-regress
+.PHONY: report test-regress test-report deps-report
+report:
+	ci/deps.sh charts
+	ci/report
+
+test-more: test-regress test-report
 test-regress:
 	ci/test-regress
+
+deps-report:
+	ci/deps.sh charts browser
+
+test-report: deps-report
+	@mkdir -p build
+	ci/test-report
