@@ -7,13 +7,15 @@
 #   make test-regress   ci/regress on synthetic series (part of test-more)
 #   make test-report    the page built from results/*.csv, opened in headless Chromium
 #                       (part of test-more; screenshot in build/report.png)
+#   make test-workflows .github/workflows/*.yml well formed (yamllint), every script and
+#                       make target they call present (part of test-more)
 
-.PHONY: report test-regress test-report deps-report
+.PHONY: report test-regress test-report deps-report test-workflows
 report:
 	ci/deps.sh charts
 	ci/report
 
-test-more: test-regress test-report
+test-more: test-regress test-report test-workflows
 test-regress:
 	ci/test-regress
 
@@ -23,3 +25,7 @@ deps-report:
 test-report: deps-report
 	@mkdir -p build
 	ci/test-report
+
+test-workflows:
+	ci/deps.sh workflows
+	ci/test-workflows
