@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a group of targets needs, saying what is installed.
-# Usage: ci/deps.sh GROUP...   (build engine suites lane playbooks charts fuzz)
+# Usage: ci/deps.sh GROUP...   (build engine suites lane playbooks charts browser workflows fuzz)
 set -eu
 pkgs=""
 for group in "$@"; do
@@ -11,6 +11,8 @@ for group in "$@"; do
 	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq iproute2" ;;
 	playbooks) pkgs="$pkgs ansible-core ansible-lint" ;;
 	charts) pkgs="$pkgs gnuplot-nox" ;;
+	browser) pkgs="$pkgs chromium" ;;
+	workflows) pkgs="$pkgs yamllint make" ;;
 	fuzz) pkgs="$pkgs clang-14 libfuzzer-14-dev libclang-rt-14-dev" ;;
 	*) echo "ci/deps.sh: unknown group '$group'" >&2; exit 2 ;;
 	esac
