@@ -32,17 +32,10 @@ TIMEOUT=${LANE_TIMEOUT:-400}
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
 CSV_DIR=${LANE_CSV_DIR:-$ROOT/results}
-CSV_HEADER=$(sed -n 's/^CSV_HEADER="\(.*\)"$/\1/p' "$ROOT/suites/run")
-[ -n "$CSV_HEADER" ] || die "cannot read CSV_HEADER from suites/run"
-RATIO_HEADER="timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio"
-if [ -n "${ERNIC_COMMIT:-}" ]; then
-	COMMIT=$ERNIC_COMMIT
-else
-	COMMIT=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) || COMMIT=unknown
-	if [ "$COMMIT" != unknown ] && ! git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null; then
-		COMMIT="$COMMIT-dirty"
-	fi
-fi
+# shellcheck source=suites/lib.sh
+. "$ROOT/suites/lib.sh"
+CSV_HEADER=$(csv_columns suite)
+COMMIT=$(ernic_commit)
 [[ $COMMIT =~ ^[0-9A-Za-z._-]+$ ]] || die "commit id '$COMMIT' cannot go on the kernel command line"
 
 for c in qemu-system-x86_64 timeout jq; do
@@ -93,7 +86,7 @@ awk -v dir="$RES" '
 CSV_OK=yes
 for f in "$RES"/csv/*/*.csv; do
 	[ -e "$f" ] || continue
-	bad=$(awk -v header="$CSV_HEADER" "$(cat "$ROOT/suites/csv.awk")"'
+	bad=$(awk -v header="$CSV_HEADER" "$CSV_AWK"'
 		BEGIN { nh = split(header, h, ",") }
 		NR == 1 { if ($0 != header) print "line 1 is not the suites/run header"; next }
 		{ n = csvsplit($0, f); if (n != nh) print "line " NR " has " n " fields, not " nh }
@@ -111,7 +104,7 @@ rows_tsv() {
 	for f in "$RES"/csv/*/*.csv; do
 		[ -e "$f" ] || continue
 		phase=$(basename "$(dirname "$f")")
-		awk -v phase="$phase" "$(cat "$ROOT/suites/csv.awk")"'
+		awk -v phase="$phase" "$CSV_AWK"'
 			NR == 1 { nh = split($0, h, ","); next }
 			{
 				if (csvsplit($0, f) != nh) next
@@ -171,20 +164,13 @@ fi
 
 # The rows, appended as suites/run appends them: header once, never under another header.
 mkdir -p "$CSV_DIR"
-csv_ready() { # csv_ready FILE HEADER
-	if [ ! -s "$1" ]; then
-		echo "$2" >"$1"
-	elif [ "$(head -n 1 "$1")" != "$2" ]; then
-		die "$1 has another header; move it away to start a new file"
-	fi
-}
 n=0
 for f in "$RES"/csv/*/*.csv; do
-	csv_ready "$CSV_DIR/$(basename "$f")" "$CSV_HEADER"
+	csv_ready "$CSV_DIR/$(basename "$f")" suite || die "nothing more appended"
 	tail -n +2 "$f" >>"$CSV_DIR/$(basename "$f")"
 	n=$((n + $(tail -n +2 "$f" | wc -l)))
 done
-csv_ready "$CSV_DIR/lane-ratio.csv" "$RATIO_HEADER"
+csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 printf '%s
 ' "$ROWS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" '
