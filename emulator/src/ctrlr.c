@@ -296,14 +296,16 @@ int ernic_target_resize_ns(struct ernic_target *tgt, uint32_t nsid, uint64_t siz
 		return 0;
 	/* Growing: the medium first, then the bound commands check. Shrinking: the reverse, with a wait between. */
 	if (size > old) {
-		rc = ns->ram ? ernic_ns_ram_resize(ns, size, err, errlen) : ernic_ns_file_resize(ns, size, err, errlen);
+		rc = ns->ram ? ernic_ns_ram_resize(ns, old, size, err, errlen)
+			     : ernic_ns_file_resize(ns, old, size, err, errlen);
 		if (rc)
 			return rc;
 		atomic_store(&ns->nlb, nlb);
 	} else {
 		atomic_store(&ns->nlb, nlb);
 		ernic_target_quiesce(tgt);
-		rc = ns->ram ? ernic_ns_ram_resize(ns, size, err, errlen) : ernic_ns_file_resize(ns, size, err, errlen);
+		rc = ns->ram ? ernic_ns_ram_resize(ns, old, size, err, errlen)
+			     : ernic_ns_file_resize(ns, old, size, err, errlen);
 		if (rc)
 			return rc;
 	}

@@ -211,8 +211,9 @@ int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uin
 	return 0;
 }
 
-int ernic_ns_file_resize(struct ernic_ns *ns, uint64_t size, char *err, size_t errlen)
+int ernic_ns_file_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen)
 {
+	(void)from;
 	struct stat st;
 
 	if (fstat(ns->fd, &st)) {

@@ -112,13 +112,13 @@ int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err
 	return 0;
 }
 
-int ernic_ns_ram_resize(struct ernic_ns *ns, uint64_t size, char *err, size_t errlen)
+int ernic_ns_ram_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen)
 {
-	uint64_t old = ram_page_up(ernic_ns_size(ns)), want = ram_page_up(size);
+	uint64_t old = ram_page_up(from), want = ram_page_up(size);
 
 	if (want > ns->ram_reserved) {
-		snprintf(err, errlen, "size %llu: a RAM namespace opened at %llu bytes grows to %llu at most",
-			 (unsigned long long)size, (unsigned long long)ernic_ns_size(ns),
+		snprintf(err, errlen, "size %llu: a RAM namespace of %llu bytes grows to %llu at most",
+			 (unsigned long long)size, (unsigned long long)from,
 			 (unsigned long long)ns->ram_reserved);
 		return -ENOSPC;
 	}

@@ -94,11 +94,12 @@ struct ernic_ns {
 
 int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err, size_t errlen);
 /*
- * Make the backend @size bytes: grow before the namespace's NLB grows, shrink
- * after every command that could reach the tail has left. 0 or -errno with @err.
+ * Make the backend @size bytes from @from: grow before the namespace's NLB
+ * grows, shrink after every command that could reach the tail has left.
+ * 0 or -errno with @err.
  */
-int ernic_ns_ram_resize(struct ernic_ns *ns, uint64_t size, char *err, size_t errlen);
-int ernic_ns_file_resize(struct ernic_ns *ns, uint64_t size, char *err, size_t errlen);
+int ernic_ns_ram_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen);
+int ernic_ns_file_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen);
 int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
 		       size_t errlen);
 /*

@@ -284,9 +284,12 @@ struct ernic_inproc_port;
  * struct ernic_inproc_port_opts - how an in-process port runs
  * @pollers: poller threads serving its queue pairs (0: the backend's
  *	pollers key, else 1)
+ * @portid: on a set's home target (ernic/nvmf.h), the Port ID
+ *	ernic_nvmf_port_add() gave this port; 0 otherwise
  */
 struct ernic_inproc_port_opts {
 	uint32_t pollers;
+	uint16_t portid;
 };
 
 /**
