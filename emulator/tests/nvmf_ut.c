@@ -71,9 +71,8 @@ static void fx_up(struct fx *fx, bool file_a)
 	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(fx->b, 1, &cfg, NULL, NULL, err, sizeof(err)), 0);
 	for (int i = 0; i < 2; i++) {
 		struct ernic_inproc_port_opts po = { .pollers = 1 };
-		char svc[8];
+		const char *svc = i ? "4421" : "4420";
 
-		snprintf(svc, sizeof(svc), "%d", 4420 + i);
 		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(fx->nvmf, NVMF_TRTYPE_RDMA, "10.0.0.1", svc, &fx->portid[i],
 							  err, sizeof(err)), 0);
 		po.portid = fx->portid[i];
