@@ -154,6 +154,8 @@ static int param_uint(const struct json *params, const char *key, bool required,
 	}
 	if (v->type == JSON_STRING)
 		return fail(e, -EINVAL, "%s '%s': must be an integer 0..%" PRIu64, key, v->str, max);
+	if (v->type == JSON_INT)
+		return fail(e, -EINVAL, "%s %" PRId64 ": must be an integer 0..%" PRIu64, key, v->num, max);
 	return fail(e, -EINVAL, "%s: must be an integer 0..%" PRIu64, key, max);
 }
 
