@@ -322,6 +322,7 @@ static int m_namespace_add(struct ernic_control *ctl, const struct json *params,
 		return e->code;
 	/* The nvmeof: prefix may be left out; queue settings come from the set. */
 	snprintf(str, sizeof(str), "%s%s", strncmp(backend, "nvmeof:", 7) ? "nvmeof:" : "", backend);
+	ernic_backend_cfg_init(&cfg);
 	rc = ernic_backend_parse(str, &cfg, e->msg, sizeof(e->msg));
 	if (rc)
 		return e->code = rc;
