@@ -29,3 +29,9 @@ $(BUILD)/tests/%: emulator/tests/%.c $(wildcard emulator/tests/*.h) $(EMU_LIB)
 .PHONY: test-unit
 test-unit: $(EMU_TESTS)
 	@set -e; for t in $(EMU_TESTS); do echo "== $$t"; $$t; done
+
+# The control socket's command line: the JSON string writer and reader are libernic's (src/json.h).
+ERNICCTL := $(BUILD)/ernicctl
+all: $(ERNICCTL)
+$(ERNICCTL): emulator/ernicctl/ernicctl.c emulator/src/json.h $(EMU_LIB)
+	$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(EMU_LIB) $(LDFLAGS_SAN) $(EMU_LIBS)

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ernicd - the NVMe/TCP daemon: one subsystem of libernic's controller core,
- * served to any NVMe/TCP host (the Linux kernel's nvme-tcp, nvme-cli).
+ * ernicd - the NVMe/TCP daemon: subsystems of libernic's controller core,
+ * served to any NVMe/TCP host (the Linux kernel's nvme-tcp, nvme-cli). The
+ * command line describes the first subsystem; --config and the control
+ * socket (ernicctl) add, change and remove subsystems, namespaces,
+ * listeners and ANA states at run time.
  *
  * Signals are blocked in every thread and taken synchronously here with
  * sigwait(), so the handlers are ordinary code: SIGUSR1 prints the counters,
@@ -19,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ernic/control.h"
 #include "ernic/ernic.h"
+#include "ernic/nvmf.h"
 #include "ernic/tcp.h"
 
 #define ERNICD "ernicd"
@@ -35,8 +40,9 @@
 static const char usage[] =
 	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
+	"              [--config FILE] [--control PATH]\n"
 	"\n"
-	"Serve one NVMe over Fabrics subsystem over NVMe/TCP.\n"
+	"Serve NVMe over Fabrics subsystems over NVMe/TCP.\n"
 	"\n"
 	"  --listen ADDR:PORT  address to listen on (default " ERNICD_DEFAULT_ADDR ":" ERNICD_DEFAULT_PORT
 	"; IPv6 as [ADDR]:PORT)\n"
@@ -53,6 +59,9 @@ static const char usage[] =
 	ERNICD_STR(ERNICD_DEFAULT_IDLE_S) ");\n"
 	"                      a connected queue idle between commands is keep-alive's to judge\n"
 	"  --stats PATH        also write the counters JSON to PATH on SIGUSR1 and at exit\n"
+	"  --config FILE       after the subsystem above is up, run the control requests in FILE\n"
+	"                      (a JSON array of {\"method\":...,\"params\":{...}}); stop at the first error\n"
+	"  --control PATH      serve control requests (ernicctl) on a Unix socket at PATH, mode 0600\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -69,6 +78,8 @@ struct ernicd_opts {
 	const char *allow[ERNICD_MAX_ALLOW + 1];
 	unsigned int nr_allow;
 	const char *stats;
+	const char *config;
+	const char *control;
 	unsigned int max_connections;
 	unsigned int idle_timeout_s;
 };
@@ -129,7 +140,7 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
-	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i' };
+	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -138,6 +149,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "control", required_argument, NULL, OPT_CONTROL },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +190,16 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			if (!optarg[0])
 				bad_arg("--stats", optarg, "empty path");
 			o->stats = optarg;
+			break;
+		case OPT_CONFIG:
+			if (!optarg[0])
+				bad_arg("--config", optarg, "empty path");
+			o->config = optarg;
+			break;
+		case OPT_CONTROL:
+			if (!optarg[0])
+				bad_arg("--control", optarg, "empty path");
+			o->control = optarg;
 			break;
 		case OPT_MAX_CONNS:
 			o->max_connections = parse_uint("--max-connections", optarg, 1, 65536);
@@ -230,16 +253,33 @@ static void print_counters(struct ernic_target *tgt, const char *stats_path)
 	free(buf);
 }
 
+/* Flush every subsystem's namespaces: 0, or the first error. */
+static int flush_all(struct ernic_nvmf *nvmf)
+{
+	int rc = 0;
+
+	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_SUBSYSTEMS; i++) {
+		struct ernic_target *tgt = ernic_nvmf_subsys_at(nvmf, i);
+		int r = tgt ? ernic_target_flush(tgt) : 0;
+
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static struct ernic_backend_cfg cfgs[ERNIC_MAX_NS];
 	struct ernicd_opts o = { 0 };
 	struct ernic_target_opts topts = { 0 };
 	struct ernic_tcp_port_opts popts = { .log = stderr, .ident = ERNICD };
+	struct ernic_nvmf *nvmf = NULL;
 	struct ernic_target *tgt = NULL;
-	struct ernic_tcp_port *port = NULL;
+	struct ernic_control *ctl = NULL;
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512];
+	uint16_t bound = 0;
 	sigset_t sigs;
 	int rc, sig, status = 0;
 
@@ -267,40 +307,44 @@ int main(int argc, char **argv)
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;
 	topts.allow_hosts = o.nr_allow ? o.allow : NULL;
-	rc = ernic_target_create(&cfgs[0], &topts, &tgt, err, sizeof(err));
-	if (rc) {
+	/* The first backend's queue settings are every subsystem's. */
+	rc = ernic_nvmf_create(&cfgs[0], &nvmf, err, sizeof(err));
+	if (!rc)
+		rc = ernic_nvmf_subsys_add(nvmf, &topts, &tgt, err, sizeof(err));
+	if (rc)
 		fprintf(stderr, "%s: %s\n", ERNICD, err);
+	for (unsigned int i = 0; !rc && i < o.nr_backends + !o.nr_backends; i++) {
+		rc = ernic_target_add_ns(tgt, &cfgs[i], err, sizeof(err));
+		if (rc && i)
+			fprintf(stderr, "%s: --backend '%s': %s\n", ERNICD, o.backends[i], err);
+		else if (rc)
+			fprintf(stderr, "%s: %s\n", ERNICD, err);
+	}
+	if (rc) {
+		ernic_nvmf_destroy(nvmf);
 		return rc == -EINVAL ? 2 : 1;
 	}
-	for (unsigned int i = 1; i < o.nr_backends; i++) {
-		rc = ernic_target_add_ns(tgt, &cfgs[i], err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "%s: --backend '%s': %s\n", ERNICD, o.backends[i], err);
-			ernic_target_destroy(tgt);
-			return rc == -EINVAL ? 2 : 1;
-		}
-	}
 
-	rc = ernic_tcp_port_create(tgt, &popts, &port);
-	if (!rc)
-		rc = ernic_tcp_port_listen(port, o.addr, o.port, err, sizeof(err));
+	rc = ernic_control_create(nvmf, &popts, &ctl);
+	if (rc)
+		snprintf(err, sizeof(err), "cannot create the control plane: %s", strerror(-rc));
 	else
-		snprintf(err, sizeof(err), "cannot create the port: %s", strerror(-rc));
-	if (!rc) {
-		rc = ernic_tcp_port_start(port);
-		if (rc)
-			snprintf(err, sizeof(err), "cannot start the accept thread: %s", strerror(-rc));
-	}
+		rc = ernic_control_listener_add(ctl, o.nqn, o.addr, o.port, &bound, err, sizeof(err));
+	if (!rc && o.config)
+		rc = ernic_control_load(ctl, o.config, err, sizeof(err));
+	if (!rc && o.control)
+		rc = ernic_control_listen(ctl, o.control, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", ERNICD, err);
-		ernic_tcp_port_destroy(port);
-		ernic_target_destroy(tgt);
-		return 1;
+		ernic_control_destroy(ctl);
+		ernic_nvmf_destroy(nvmf);
+		return rc == -EINVAL ? 2 : 1;
 	}
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
-	fprintf(stderr, "%s: listening on %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s\n", ERNICD,
-		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", ernic_tcp_port_number(port),
-		o.nqn, ernic_target_nr_ns(tgt), desc, o.nr_allow ? "allow-listed hosts only" : "any host");
+	fprintf(stderr, "%s: listening on %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s%s%s\n", ERNICD,
+		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", bound, o.nqn,
+		ernic_target_nr_ns(tgt), desc, o.nr_allow ? "allow-listed hosts only" : "any host",
+		o.control ? ", control " : "", o.control ? o.control : "");
 	fflush(stderr);
 
 	for (;;) {
@@ -314,15 +358,15 @@ int main(int argc, char **argv)
 	}
 
 	fprintf(stderr, "%s: %s: stopping\n", ERNICD, strsignal(sig));
-	ernic_tcp_port_stop(port, ERNICD_STOP_GRACE_MS);
-	rc = ernic_target_flush(tgt);
+	ernic_control_stop(ctl, ERNICD_STOP_GRACE_MS);
+	rc = flush_all(nvmf);
 	if (rc) {
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
 	print_counters(tgt, o.stats);
-	ernic_tcp_port_destroy(port);
-	ernic_target_destroy(tgt);
+	ernic_control_destroy(ctl);
+	ernic_nvmf_destroy(nvmf);
 	fprintf(stderr, "%s: stopped\n", ERNICD);
 	return status;
 }

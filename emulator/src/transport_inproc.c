@@ -43,6 +43,7 @@ struct ernic_inproc_port {
 	struct ernic_port port; /* registration with the target: its counters sum our table */
 	struct ernic_target *tgt;
 	struct ernic_mr_table *mr;
+	uint16_t portid;
 	pthread_mutex_t lock; /* slot assignment */
 	uint32_t nr_pollers;
 	struct ernic_inproc_poller pollers[];
@@ -386,6 +387,7 @@ int ernic_inproc_port_create(struct ernic_target *tgt, const struct ernic_inproc
 		return -ENOMEM;
 	}
 	port->tgt = tgt;
+	port->portid = opts ? opts->portid : 0;
 	port->nr_pollers = pollers;
 	pthread_mutex_init(&port->lock, NULL);
 	port->mr = ernic_mr_table_create(cfg->max_mr);
@@ -473,6 +475,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *p
 	qp->admin = qid == 0;
 	pthread_mutex_init(&qp->cq_lock, NULL);
 	ernic_sq_init(&qp->sq, port->tgt, &inproc_ops, qp);
+	qp->sq.portid = port->portid;
 	for (uint32_t i = 0; i < entries; i++)
 		qp->reqs[i].sq = &qp->sq;
 

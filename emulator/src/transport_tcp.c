@@ -165,6 +165,7 @@ struct ernic_tcp_port {
 	uint64_t idle_timeout_ns;
 	int listen_fd;
 	uint16_t portnum;
+	uint16_t portid; /* in a set of subsystems (ernic/nvmf.h); 0 outside one */
 	pthread_t accept_thread;
 	bool accepting;
 	atomic_bool stopping;
@@ -1182,6 +1183,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	tcp_peer_name(fd, conn->peer, sizeof(conn->peer));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd_to, sizeof(snd_to));
 	ernic_sq_init(&conn->sq, port->tgt, &tcp_ops, conn);
+	conn->sq.portid = port->portid;
 
 	/* The port lock covers pthread_create, so conn->thread is set before anyone joins it. */
 	pthread_mutex_lock(&port->lock);
@@ -1282,6 +1284,11 @@ int ernic_tcp_port_listen(struct ernic_tcp_port *port, const char *traddr, const
 	/* What a discovery controller reached through this port reports. */
 	ernic_target_set_port(port->tgt, NVMF_TRTYPE_TCP, traddr, svc);
 	return 0;
+}
+
+void ernic_tcp_port_set_portid(struct ernic_tcp_port *port, uint16_t portid)
+{
+	port->portid = portid;
 }
 
 uint16_t ernic_tcp_port_number(const struct ernic_tcp_port *port)

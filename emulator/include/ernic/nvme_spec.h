@@ -140,6 +140,7 @@ NVME_CHECK_OFFSET(struct nvme_cqe, status, 14);
 #define NVME_SCT_GENERIC 0x0
 #define NVME_SCT_CMD_SPECIFIC 0x1
 #define NVME_SCT_MEDIA 0x2
+#define NVME_SCT_PATH 0x3
 #define NVME_STATUS(sct, sc) ((uint16_t)(((sct) << 8) | (sc)))
 #define NVME_STATUS_SCT(st) (((st) >> 8) & 0x7)
 #define NVME_STATUS_SC(st) ((st) & 0xFF)
@@ -212,6 +213,10 @@ enum nvme_status {
 
 	NVME_SC_WRITE_FAULT = NVME_STATUS(2, 0x80),
 	NVME_SC_UNRECOVERED_READ = NVME_STATUS(2, 0x81),
+	/* Path Related Status (SCT 3): another path may succeed, so never with DNR */
+	NVME_SC_ANA_PERSISTENT_LOSS = NVME_STATUS(3, 0x01),
+	NVME_SC_ANA_INACCESSIBLE = NVME_STATUS(3, 0x02),
+	NVME_SC_ANA_TRANSITION = NVME_STATUS(3, 0x03),
 };
 
 /* --------------------------------------------------------------- Opcodes */
@@ -739,6 +744,54 @@ enum nvme_aer_type {
 	NVME_AER_TYPE_NOTICE = 2,
 };
 #define NVME_AER_NOTICE_NS_CHANGED 0x00
+#define NVME_AER_NOTICE_ANA_CHANGE 0x03
+#define NVME_AER_NOTICE_DISC_CHANGED 0xF0
+
+/* ----------------------------------------- Asymmetric Namespace Access (8.1.1) */
+
+/* Get Log Page LID 0Ch; CDW10 bit 8 (RGO): groups only, no NSID lists */
+#define NVME_LOG_ANA 0x0C
+#define NVME_LOG_ANA_RGO (1u << 8)
+/* Asynchronous Event Configuration bits (Base Figure 325) */
+#define NVME_AEC_ANA_CHANGE (1u << 11)
+#define NVME_AEC_DISC_CHANGE (1u << 31)
+#define NVME_CTRL_OAES_ANA_CHANGE (1u << 11)
+#define NVME_CTRL_OAES_DISC_CHANGE (1u << 31)
+/* CMIC: more than one port, more than one controller, ANA reporting */
+#define NVME_CTRL_CMIC_MULTI_PORT (1u << 0)
+#define NVME_CTRL_CMIC_MULTI_CTRL (1u << 1)
+#define NVME_CTRL_CMIC_ANA (1u << 3)
+/* ANACAP: the states reported, and ANAGRPID not changing while attached (bit 6) */
+#define NVME_CTRL_ANACAP_ALL_STATES 0x1F
+#define NVME_CTRL_ANACAP_GRPID_STATIC (1u << 6)
+/* NMIC bit 0: the namespace may be attached to more than one controller */
+#define NVME_NS_NMIC_SHARED (1u << 0)
+
+enum nvme_ana_state {
+	NVME_ANA_OPTIMIZED = 0x01,
+	NVME_ANA_NONOPTIMIZED = 0x02,
+	NVME_ANA_INACCESSIBLE = 0x03,
+	NVME_ANA_PERSISTENT_LOSS = 0x04,
+	NVME_ANA_CHANGE = 0x0F,
+};
+
+struct nvme_ana_log_hdr {
+	uint64_t chgcnt;
+	uint16_t ngrps;
+	uint8_t rsvd[6];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_ana_log_hdr, 16);
+
+/* One group descriptor; NNSIDS NSIDs follow it (Base Figure 213) */
+struct nvme_ana_group_desc {
+	uint32_t grpid;
+	uint32_t nnsids;
+	uint64_t chgcnt;
+	uint8_t state;
+	uint8_t rsvd[15];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_ana_group_desc, 32);
+NVME_CHECK_OFFSET(struct nvme_ana_group_desc, state, 16);
 #define NVME_AER_DW0(type, info, lid) \
 	((uint32_t)(type) | (uint32_t)(info) << 8 | (uint32_t)(lid) << 16)
 

@@ -72,6 +72,11 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
  */
 int ernic_tcp_port_listen(struct ernic_tcp_port *port, const char *traddr, const char *trsvcid, char *err,
 			  size_t errlen);
+/*
+ * On a set's home target (ernic/nvmf.h): the Port ID ernic_nvmf_port_add()
+ * gave this listener. Call before ernic_tcp_port_start().
+ */
+void ernic_tcp_port_set_portid(struct ernic_tcp_port *port, uint16_t portid);
 /* The port number actually bound (after listening on "0"). */
 uint16_t ernic_tcp_port_number(const struct ernic_tcp_port *port);
 /* Start the thread that accepts connections and serves each on its own thread. */
