@@ -917,15 +917,16 @@ static void test_connection_over_max_connections_is_closed_others_keep_working(v
 
 static uint16_t th_rsp_status(struct th *th)
 {
-	return (((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe.status >> 1) & 0x7FF;
+	return nvme_cqe_status(&((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe);
 }
 
 
 static void test_idle_socket_that_never_sends_is_closed(void)
 {
 	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
-	struct th *th = th_setup_opts(&opts, NULL);
+	/* Before the connection exists: its idle clock starts when the port takes it. */
 	uint64_t start = ernic_now_ns();
+	struct th *th = th_setup_opts(&opts, NULL);
 
 	CU_ASSERT(closed_within(th->fd, 2000));
 	CU_ASSERT(ernic_now_ns() - start >= SHORT_IDLE_MS * 1000000ull);
