@@ -35,6 +35,7 @@
 static const char usage[] =
 	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
+	"              [--trace PATH] [--trace-sample N]\n"
 	"\n"
 	"Serve one NVMe over Fabrics subsystem over NVMe/TCP.\n"
 	"\n"
@@ -53,6 +54,12 @@ static const char usage[] =
 	ERNICD_STR(ERNICD_DEFAULT_IDLE_S) ");\n"
 	"                      a connected queue idle between commands is keep-alive's to judge\n"
 	"  --stats PATH        also write the counters JSON to PATH on SIGUSR1 and at exit\n"
+	"  --trace PATH        write one line per sampled I/O command to PATH: qid, cid, opcode,\n"
+	"                      status and CLOCK_MONOTONIC ns stamps (capsule received, handed to\n"
+	"                      the core, storage start and done, response queued, last byte sent)\n"
+	"  --trace-sample N    stamp 1 in N commands on each I/O queue (1..1000000; default\n"
+	"                      " ERNICD_STR(ERNIC_STAGE_SAMPLE_DEFAULT) " with --trace, else off); the stage means go into\n"
+	"                      the counters JSON as \"tcp_stages\"\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -71,6 +78,8 @@ struct ernicd_opts {
 	const char *stats;
 	unsigned int max_connections;
 	unsigned int idle_timeout_s;
+	const char *trace;
+	unsigned int trace_sample;
 };
 
 static void __attribute__((noreturn)) bad_arg(const char *opt, const char *value, const char *why)
@@ -129,7 +138,7 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
-	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i' };
+	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_TRACE = 't', OPT_TRACE_SAMPLE = 'S' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -138,6 +147,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "trace-sample", required_argument, NULL, OPT_TRACE_SAMPLE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -184,6 +195,14 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		case OPT_IDLE:
 			o->idle_timeout_s = parse_uint("--idle-timeout", optarg, 1, 3600);
 			break;
+		case OPT_TRACE:
+			if (!optarg[0])
+				bad_arg("--trace", optarg, "empty path");
+			o->trace = optarg;
+			break;
+		case OPT_TRACE_SAMPLE:
+			o->trace_sample = parse_uint("--trace-sample", optarg, 1, 1000000);
+			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
 			exit(0);
@@ -195,19 +214,49 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			exit(2);
 		}
 	}
+	if (o->trace && !o->trace_sample)
+		o->trace_sample = ERNIC_STAGE_SAMPLE_DEFAULT;
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", ERNICD, argv[optind]);
 		exit(2);
 	}
 }
 
-static void print_counters(struct ernic_target *tgt, const char *stats_path)
+/*
+ * The target's counters JSON, with the port's stage means as "tcp_stages"
+ * when it samples; NULL when out of memory.
+ */
+static char *counters_json(struct ernic_target *tgt, struct ernic_tcp_port *port, bool sampling)
 {
 	static struct ernic_counters c;
-	char *buf;
+	struct ernic_tcp_stage_stats st;
+	char stages[1024], *buf, *out;
+	size_t len;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
+	if (!buf || !sampling)
+		return buf;
+	ernic_tcp_port_stage_stats(port, &st);
+	len = strlen(buf);
+	/* The object's closing brace gives way to one more member. */
+	if (ernic_tcp_stage_stats_json(&st, stages, sizeof(stages)) < 0 || len < 2 || buf[len - 1] != '}' ||
+	    !(out = malloc(len + strlen(stages) + 32))) {
+		free(buf);
+		return NULL;
+	}
+	buf[len - 1] = '\0';
+	sprintf(out, "%s,\"tcp_stages\":%s}", buf, stages);
+	free(buf);
+	return out;
+}
+
+static void print_counters(struct ernic_target *tgt, struct ernic_tcp_port *port, const struct ernicd_opts *o)
+{
+	const char *stats_path = o->stats;
+	char *buf;
+
+	buf = counters_json(tgt, port, o->trace_sample != 0);
 	if (!buf) {
 		fprintf(stderr, "%s: cannot format the counters: out of memory\n", ERNICD);
 		return;
@@ -238,6 +287,7 @@ int main(int argc, char **argv)
 	struct ernic_tcp_port_opts popts = { .log = stderr, .ident = ERNICD };
 	struct ernic_target *tgt = NULL;
 	struct ernic_tcp_port *port = NULL;
+	FILE *trace = NULL;
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512];
 	sigset_t sigs;
@@ -263,6 +313,15 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (o.trace) {
+		trace = fopen(o.trace, "we");
+		if (!trace) {
+			fprintf(stderr, "%s: cannot open --trace '%s': %s\n", ERNICD, o.trace, strerror(errno));
+			return 1;
+		}
+	}
+	popts.trace = trace;
+	popts.sample_every = o.trace_sample;
 	popts.max_connections = o.max_connections;
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;
@@ -307,7 +366,7 @@ int main(int argc, char **argv)
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGUSR1) {
-			print_counters(tgt, o.stats);
+			print_counters(tgt, port, &o);
 			continue;
 		}
 		break;
@@ -320,9 +379,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
-	print_counters(tgt, o.stats);
+	print_counters(tgt, port, &o);
 	ernic_tcp_port_destroy(port);
 	ernic_target_destroy(tgt);
+	if (trace && fclose(trace)) {
+		fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, o.trace, strerror(errno));
+		status = 1;
+	}
 	fprintf(stderr, "%s: stopped\n", ERNICD);
 	return status;
 }
