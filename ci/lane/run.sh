@@ -8,7 +8,7 @@
 # Usage: ci/lane/run.sh
 # Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 400; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
@@ -55,8 +55,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults)(,(nvmet|ernicd|faults))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad)(,(nvmet|ernicd|faults|lad))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
 LOG=$OUT/console.log
@@ -85,6 +85,11 @@ awk -v dir="$RES" '
 		printf "" > file; next
 	}
 	/^ERNIC-LANE-CSV-END /    { if (name != "") close(file); name = ""; next }
+	/^ERNIC-LANE-FILE-BEGIN [a-z0-9-]+ [a-z0-9-]+\/[a-z0-9._-]+$/ {
+		system("mkdir -p \"" dir "/files/" $2 "/" substr($3, 1, index($3, "/") - 1) "\"")
+		name = $3; file = dir "/files/" $2 "/" $3; printf "" > file; next
+	}
+	/^ERNIC-LANE-FILE-END /   { if (name != "") close(file); name = ""; next }
 	name != ""                { print > file }
 ' "$LOG"
 
@@ -153,6 +158,22 @@ echo
 echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a: a case that must fail)"
 cat "$RATIOS"
 
+# The fabric LAD (lad phase): the guest's raw traces joined here, the table checked complete.
+LAD_OK=yes
+LAD_DIRS=()
+for d in "$RES"/files/lad/nvmet "$RES"/files/lad/ernicd; do [ -s "$d/meta" ] && LAD_DIRS+=("$d"); done
+if [ ${#LAD_DIRS[@]} -gt 0 ]; then
+	echo
+	echo "lane: per-stage latency over NVMe/TCP (suites/lad/fabric-report ${LAD_DIRS[*]#"$ROOT"/})"
+	"$ROOT/suites/lad/fabric-report" --check --no-csv "${LAD_DIRS[@]}" | tee "$OUT/lad.txt" || LAD_OK=no
+	if [ -s "$RES/lad-ernicd-stats.json" ]; then
+		echo "lane: ernicd's own stage means (us): $(jq -c '.tcp_stages.mean_us' "$RES/lad-ernicd-stats.json")"
+	fi
+elif [[ ,${LANE_SKIP:-}, != *,lad,* ]] && grep -q '^ERNIC-LANE: PASS' "$LOG"; then
+	echo "lane: the lad phase printed no traces"
+	LAD_OK=no
+fi
+
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
 elapsed
@@ -166,6 +187,10 @@ if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
 fi
 if [ "$CSV_OK" != yes ] || [ -z "$ROWS" ]; then
 	echo "lane: FAIL: the guest passed but its CSV files did not come back whole (console: $LOG)"
+	exit 1
+fi
+if [ "$LAD_OK" != yes ]; then
+	echo "lane: FAIL: the fabric LAD table is incomplete (a stage without samples, or the join lost over 1%)"
 	exit 1
 fi
 
@@ -184,6 +209,10 @@ for f in "$RES"/csv/*/*.csv; do
 	tail -n +2 "$f" >>"$CSV_DIR/$(basename "$f")"
 	n=$((n + $(tail -n +2 "$f" | wc -l)))
 done
+if [ ${#LAD_DIRS[@]} -gt 0 ]; then
+	ERNIC_COMMIT=$COMMIT "$ROOT/suites/lad/fabric-report" --csv-dir "$CSV_DIR" "${LAD_DIRS[@]}" >/dev/null ||
+		die "appending the fabric LAD rows to $CSV_DIR/lad.csv failed"
+fi
 csv_ready "$CSV_DIR/lane-ratio.csv" "$RATIO_HEADER"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 printf '%s
