@@ -2,9 +2,10 @@
 # host requests by (sector, time order), NVMe commands by (qid, cid, time order), the target's records by
 # (qid, cid) inside the host command's lifetime. Needs stages.awk loaded first.
 #
-#   awk -v host_devs=259:0,259:1 -v backing_dev=252:0 -v lba_bytes=4096 \
+#   awk -v host_major=259 -v backing_dev=252:0 -v lba_bytes=4096 \
 #       -f suites/lad/stages.awk -f suites/lad/fabric-join.awk qdN.host [qdN.target]
 #
+# host_major: the major of the host's namespace block devices (head and hidden paths);
 # backing_dev set: the kernel target (nvmet events and its backing device's block events in qdN.host);
 # otherwise qdN.target holds ernicd's --trace lines. Prints one line per joined command, "cmd" and the stage
 # times in ns in lad_key order, then "summary target_records=N joined=M".
@@ -33,11 +34,6 @@ function sector(    i) {
 
 BEGIN {
 	lad_stages_init()
-	n = split(host_devs, d, ",")
-	for (i = 1; i <= n; i++) {
-		gsub(":", ",", d[i])
-		is_host[d[i]] = 1
-	}
 	backing = backing_dev
 	gsub(":", ",", backing)
 	spl = lba_bytes / 512 # 512-byte sectors per logical block
@@ -65,7 +61,16 @@ FILENAME != ARGV[1] {
 ev == "block_bio_queue" || ev == "block_rq_issue" || ev == "block_rq_complete" {
 	dev = $3
 	s = sector()
-	if (dev in is_host) {
+	if (dev == backing) {
+		if (ev == "block_bio_queue" && (s in wait_ss)) {
+			t_ss[wait_ss[s]] = t
+			wait_sd[s] = wait_ss[s]
+			delete wait_ss[s]
+		} else if (ev == "block_rq_complete" && (s in wait_sd)) {
+			t_sd[wait_sd[s]] = t
+			delete wait_sd[s]
+		}
+	} else if (substr(dev, 1, index(dev, ",") - 1) == host_major) {
 		if (ev == "block_bio_queue") {
 			last_q[s] = t
 		} else if (ev == "block_rq_issue" && (s in wait_d)) {
@@ -74,15 +79,6 @@ ev == "block_bio_queue" || ev == "block_rq_issue" || ev == "block_rq_complete" {
 		} else if (ev == "block_rq_complete" && (s in wait_c)) {
 			c_c[wait_c[s]] = t
 			delete wait_c[s]
-		}
-	} else if (dev == backing) {
-		if (ev == "block_bio_queue" && (s in wait_ss)) {
-			t_ss[wait_ss[s]] = t
-			wait_sd[s] = wait_ss[s]
-			delete wait_ss[s]
-		} else if (ev == "block_rq_complete" && (s in wait_sd)) {
-			t_sd[wait_sd[s]] = t
-			delete wait_sd[s]
 		}
 	}
 	next

@@ -15,7 +15,8 @@ END {
 	lad_label[4] = target == "ernicd" ? "storage (RAM namespace)" : "storage (backing block device)"
 	printf "== read 4KiB %s, %s over NVMe/%s: baseline %d commands sampled, loaded %d\n", dev, tname,
 		toupper(transport), n["base"], n["load"]
-	printf "  (kernel %s; fio %s IOPS at qd1, %s at qd32)\n", kernel, iops1, iops32
+	printf "  (kernel %s; fio: %s IOPS, mean %s us at qd1; %s IOPS, mean %s us at qd32)\n", kernel, iops1, flat1,
+		iops32, flat32
 	if (emulated != "")
 		printf "  (under %s the absolute numbers mean little; the shape and the ratios do)\n", emulated
 	printf "  %-38s%10s%10s%8s\n", "stage", "base us", "load us", "LAD"
