@@ -2,8 +2,9 @@
 # The lane's lad phase, sourced by /init (guest-init.sh): the fabric LAD (suites/lad/fabric-collect) on
 # /dev/nvme0n1 against the kernel's nvmet-tcp (a null_blk namespace, its block events the storage stage) and
 # against ernicd (its --trace of 1 command in LAD_SAMPLE), both over NVMe/TCP on the guest's 127.0.0.1. The raw
-# traces go out between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END ..." lines; the
-# host joins them (ci/lane/run.sh calls suites/lad/fabric-report --check). Uses guest-init.sh's helpers.
+# traces go out gzipped and in base64 (the emulated serial console is the lane's slowest part) between
+# "ERNIC-LANE-FILE-BEGIN lad <target>/<file>.gz.b64" and "ERNIC-LANE-FILE-END ..." lines; the host decodes and
+# joins them (ci/lane/run.sh calls suites/lad/fabric-report --check). Uses guest-init.sh's helpers.
 
 NQN_LAD_NVMET=nqn.2024-01.org.ernic:lane-lad-nvmet
 NQN_LAD_ERNICD=nqn.2024-01.org.ernic:lane-lad-ernicd
@@ -14,9 +15,9 @@ lad_emit() { # lad_emit DIR TARGET: each file of DIR between marker lines
 	local f
 	for f in "$1"/*; do
 		[ -f "$f" ] || continue
-		echo "ERNIC-LANE-FILE-BEGIN lad $2/$(basename "$f")"
-		cat "$f"
-		echo "ERNIC-LANE-FILE-END lad $2/$(basename "$f")"
+		echo "ERNIC-LANE-FILE-BEGIN lad $2/$(basename "$f").gz.b64"
+		gzip -c "$f" | base64
+		echo "ERNIC-LANE-FILE-END lad $2/$(basename "$f").gz.b64"
 	done
 }
 
