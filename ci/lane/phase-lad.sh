@@ -89,6 +89,7 @@ lad_ernicd() {
 }
 
 phase_lad() {
+	# shellcheck disable=SC2034 # guest-init.sh reads it
 	PHASE=lad
 	LAD_RUNTIME=$RUNTIME
 	lad_nvmet

@@ -1,6 +1,7 @@
 # suites/lad/fabric-join.awk - join one run's host tracefs events and the target's records, command by command:
 # host requests by (sector, time order), NVMe commands by (qid, cid, time order), the target's records by
-# (qid, cid) inside the host command's lifetime. Needs stages.awk loaded first.
+# (qid, cid) inside the host command's lifetime, those outside the host trace's time span being another run's.
+# Needs stages.awk loaded first.
 #
 #   awk -v host_major=259 -v backing_dev=252:0 -v lba_bytes=4096 \
 #       -f suites/lad/stages.awk -f suites/lad/fabric-join.awk qdN.host [qdN.target]
@@ -56,6 +57,9 @@ FILENAME != ARGV[1] {
 	ev = $2
 	sub(/:$/, "", ev)
 	t = ns($1)
+	if (t_first == "")
+		t_first = t
+	t_last = t
 }
 
 ev == "block_bio_queue" || ev == "block_rq_issue" || ev == "block_rq_complete" {
@@ -162,7 +166,12 @@ END {
 		print "summary target_records=" nt " joined=" joined
 		exit
 	}
+	nin = 0
 	for (r = 1; r <= nrec; r++) {
+		# Another run's record (the target's file spans several runs).
+		if (r_rx[r] < t_first || r_rx[r] > t_last)
+			continue
+		nin++
 		# The host command with this (qid, cid) in flight when the capsule arrived.
 		n = split(by_key[r_key[r]], ks, " ")
 		k = 0
@@ -173,5 +182,5 @@ END {
 			}
 		joined += emit(k, r_rx[r], r_ss[r], r_sd[r], r_q[r])
 	}
-	print "summary target_records=" nrec " joined=" joined
+	print "summary target_records=" nin " joined=" joined
 }
