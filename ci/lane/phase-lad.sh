@@ -8,7 +8,7 @@
 
 NQN_LAD_NVMET=nqn.2024-01.org.ernic:lane-lad-nvmet
 NQN_LAD_ERNICD=nqn.2024-01.org.ernic:lane-lad-ernicd
-LAD_SAMPLE=4 # ernicd stamps 1 command in this many: a few hundred samples per depth in a short run under TCG
+LAD_SAMPLE=2 # ernicd stamps 1 command in this many: tens to hundreds of samples per depth in 1 s under TCG
 LAD_TRACE=/tmp/lad-ernicd.trace
 
 lad_emit() { # lad_emit DIR TARGET: each file of DIR between marker lines

@@ -800,8 +800,14 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	if (conn->qid && conn->port->sample_every) {
 		conn->sample_left = conn->port->sample_every;
 		/* Without its ring the queue is still sampled; its records count as dropped. */
-		if (conn->port->trace)
-			conn->ring = calloc(1, sizeof(*conn->ring));
+		if (conn->port->trace && !conn->ring) {
+			struct tcp_trace_ring *ring = calloc(1, sizeof(*ring));
+
+			/* The writer walks the port's connections under this lock. */
+			pthread_mutex_lock(&conn->port->lock);
+			conn->ring = ring;
+			pthread_mutex_unlock(&conn->port->lock);
+		}
 	}
 	pthread_mutex_lock(&conn->lock);
 	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
