@@ -33,6 +33,7 @@ lad_collect() { # lad_collect TARGET-NAME FABRIC-COLLECT-ARGS...: both depths on
 	# This lane runs QEMU with TCG: said beside the table.
 	echo "emulated=QEMU TCG" >>"$out/meta"
 	lad_emit "$out" "$name"
+	log "$name: traces sent"
 }
 
 lad_nvmet() {
