@@ -131,6 +131,7 @@ manifest() {
 	echo "kernel $(basename "$DEB") $KREL"
 	echo "modules $MODFILES"
 	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh"
+	sha256sum "$HERE/phase-lad.sh"
 	# shellcheck disable=SC2086
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
@@ -211,6 +212,8 @@ depmod -b "$R" "$KREL" || die "depmod failed on the initramfs root"
 
 cp "$HERE/guest-init.sh" "$R/init"
 chmod 755 "$R/init"
+mkdir -p "$R/lane"
+cp "$HERE/phase-lad.sh" "$R/lane/phase-lad.sh"
 
 (cd "$R" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --reproducible -R 0:0) \
 	>"$INITRD.tmp" || die "cpio failed"

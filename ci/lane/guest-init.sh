@@ -15,12 +15,15 @@
 # connection reset with ss -K, and nvmf_tcp_load's connection churn, held controllers and discovery flood; each job
 # must read back every block it wrote, and ernicd's counters must come back to rest.
 #
+# Then the lad phase (ci/lane/phase-lad.sh): the fabric LAD against nvmet-tcp and ernicd, its raw traces printed
+# between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END" lines.
+#
 # Prints step lines "lane [uptime] <phase>: <what>", the suites' CSV files between
 # "ERNIC-LANE-CSV-BEGIN <phase> <suite>" and "ERNIC-LANE-CSV-END <phase> <suite>", ernicd's exit counters as JSON
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
 # Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
-# ernicd, faults),
+# ernicd, faults, lad),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
@@ -897,6 +900,9 @@ phase_faults() {
 
 # ---------------------------------------------------------------------------------------------------------------
 
+# shellcheck source=ci/lane/phase-lad.sh
+. /lane/phase-lad.sh
+
 setup_system
 skip=,$(cmdline_opt ernic.skip none),
 case "$skip" in
@@ -919,6 +925,10 @@ else
 		;;
 	esac
 fi
+case "$skip" in
+*,lad,*) log "lad phase skipped (ernic.skip)" ;;
+*) phase_lad ;;
+esac
 PHASE=end
 log "all phases done"
 finish PASS

@@ -6,16 +6,18 @@
 # mean latency: under TCG only the ratio means anything) and, if the lane passed, appends the rows to the results.
 #
 # Usage: ci/lane/run.sh
-# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 400; the guest's own watchdog fires 30 s earlier)
+# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 600; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
 #        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does) and LANE_CSV_DIR/lane-ratio.csv
-#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio).
+#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio); the lad phase's raw traces in
+#        build/lane/results/files/lad/<target>/, its tables in build/lane/lad.txt and, on a pass, rows appended to
+#        LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
 # Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
 set -euo pipefail
 
@@ -27,7 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 export LANE_OUT=$OUT
-TIMEOUT=${LANE_TIMEOUT:-400}
+TIMEOUT=${LANE_TIMEOUT:-600}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
@@ -48,8 +50,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults)(,(nvmet|ernicd|faults))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad)(,(nvmet|ernicd|faults|lad))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
 LOG=$OUT/console.log
@@ -78,6 +80,11 @@ awk -v dir="$RES" '
 		printf "" > file; next
 	}
 	/^ERNIC-LANE-CSV-END /    { if (name != "") close(file); name = ""; next }
+	/^ERNIC-LANE-FILE-BEGIN [a-z0-9-]+ [a-z0-9-]+\/[a-z0-9._-]+$/ {
+		system("mkdir -p \"" dir "/files/" $2 "/" substr($3, 1, index($3, "/") - 1) "\"")
+		name = $3; file = dir "/files/" $2 "/" $3; printf "" > file; next
+	}
+	/^ERNIC-LANE-FILE-END /   { if (name != "") close(file); name = ""; next }
 	name != ""                { print > file }
 ' "$LOG"
 
@@ -146,6 +153,28 @@ echo
 echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a: a case that must fail)"
 cat "$RATIOS"
 
+# Files the guest sent gzipped in base64.
+for f in "$RES"/files/*/*/*.gz.b64; do
+	[ -e "$f" ] || continue
+	base64 -d "$f" | gzip -dc >"${f%.gz.b64}" || echo "lane: ${f#"$RES"/}: cannot decode"
+done
+
+# The fabric LAD (lad phase): the guest's raw traces joined here, the table checked complete.
+LAD_OK=yes
+LAD_DIRS=()
+for d in "$RES"/files/lad/nvmet "$RES"/files/lad/ernicd; do [ -s "$d/meta" ] && LAD_DIRS+=("$d"); done
+if [ ${#LAD_DIRS[@]} -gt 0 ]; then
+	echo
+	echo "lane: per-stage latency over NVMe/TCP (suites/lad/fabric-report ${LAD_DIRS[*]#"$ROOT"/})"
+	"$ROOT/suites/lad/fabric-report" --check --no-csv "${LAD_DIRS[@]}" | tee "$OUT/lad.txt" || LAD_OK=no
+	if [ -s "$RES/lad-ernicd-stats.json" ]; then
+		echo "lane: ernicd's own stage means (us): $(jq -c '.tcp_stages.mean_us' "$RES/lad-ernicd-stats.json")"
+	fi
+elif [[ ,${LANE_SKIP:-}, != *,lad,* ]] && grep -q '^ERNIC-LANE: PASS' "$LOG"; then
+	echo "lane: the lad phase printed no traces"
+	LAD_OK=no
+fi
+
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
 elapsed
@@ -157,8 +186,13 @@ if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
 	echo "lane: ${VERDICT#ERNIC-LANE: } (console: $LOG, results: $RES); nothing appended to ${CSV_DIR#"$ROOT"/}"
 	exit 1
 fi
-if [ "$CSV_OK" != yes ] || [ -z "$ROWS" ]; then
+# No rows is a failure unless both phases that run the suites were skipped.
+if [ "$CSV_OK" != yes ] || { [ -z "$ROWS" ] && [[ ! ,${LANE_SKIP:-}, =~ ,nvmet,(.*,)?ernicd,|,ernicd,(.*,)?nvmet, ]]; }; then
 	echo "lane: FAIL: the guest passed but its CSV files did not come back whole (console: $LOG)"
+	exit 1
+fi
+if [ "$LAD_OK" != yes ]; then
+	echo "lane: FAIL: the fabric LAD table is incomplete (a stage without samples, or the join lost over 1%)"
 	exit 1
 fi
 
@@ -166,10 +200,15 @@ fi
 mkdir -p "$CSV_DIR"
 n=0
 for f in "$RES"/csv/*/*.csv; do
+	[ -e "$f" ] || continue
 	csv_ready "$CSV_DIR/$(basename "$f")" suite || die "nothing more appended"
 	tail -n +2 "$f" >>"$CSV_DIR/$(basename "$f")"
 	n=$((n + $(tail -n +2 "$f" | wc -l)))
 done
+if [ ${#LAD_DIRS[@]} -gt 0 ]; then
+	ERNIC_COMMIT=$COMMIT "$ROOT/suites/lad/fabric-report" --csv-dir "$CSV_DIR" "${LAD_DIRS[@]}" >/dev/null ||
+		die "appending the fabric LAD rows to $CSV_DIR/lad.csv failed"
+fi
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 printf '%s

@@ -40,7 +40,7 @@
 static const char usage[] =
 	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
-	"              [--config FILE] [--control PATH]\n"
+	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N]\n"
 	"\n"
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP.\n"
 	"\n"
@@ -62,6 +62,12 @@ static const char usage[] =
 	"  --config FILE       after the subsystem above is up, run the control requests in FILE\n"
 	"                      (a JSON array of {\"method\":...,\"params\":{...}}); stop at the first error\n"
 	"  --control PATH      serve control requests (ernicctl) on a Unix socket at PATH, mode 0600\n"
+	"  --trace PATH        write one line per sampled I/O command to PATH: qid, cid, opcode,\n"
+	"                      status and CLOCK_MONOTONIC ns stamps (capsule received, handed to\n"
+	"                      the core, storage start and done, response queued, last byte sent)\n"
+	"  --trace-sample N    stamp 1 in N commands on each I/O queue (1..1000000; default\n"
+	"                      " ERNICD_STR(ERNIC_STAGE_SAMPLE_DEFAULT) " with --trace, else off); the stage means go into\n"
+	"                      the counters JSON as \"tcp_stages\"\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -82,6 +88,8 @@ struct ernicd_opts {
 	const char *control;
 	unsigned int max_connections;
 	unsigned int idle_timeout_s;
+	const char *trace;
+	unsigned int trace_sample;
 };
 
 static void __attribute__((noreturn)) bad_arg(const char *opt, const char *value, const char *why)
@@ -140,7 +148,8 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
-	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C' };
+	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
+	       OPT_TRACE_SAMPLE = 'S' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -151,6 +160,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "control", required_argument, NULL, OPT_CONTROL },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "trace-sample", required_argument, NULL, OPT_TRACE_SAMPLE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -207,6 +218,14 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		case OPT_IDLE:
 			o->idle_timeout_s = parse_uint("--idle-timeout", optarg, 1, 3600);
 			break;
+		case OPT_TRACE:
+			if (!optarg[0])
+				bad_arg("--trace", optarg, "empty path");
+			o->trace = optarg;
+			break;
+		case OPT_TRACE_SAMPLE:
+			o->trace_sample = parse_uint("--trace-sample", optarg, 1, 1000000);
+			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
 			exit(0);
@@ -218,19 +237,49 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			exit(2);
 		}
 	}
+	if (o->trace && !o->trace_sample)
+		o->trace_sample = ERNIC_STAGE_SAMPLE_DEFAULT;
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", ERNICD, argv[optind]);
 		exit(2);
 	}
 }
 
-static void print_counters(struct ernic_target *tgt, const char *stats_path)
+/*
+ * The target's counters JSON, with the listeners' stage means as "tcp_stages"
+ * when they sample; NULL when out of memory.
+ */
+static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, bool sampling)
 {
 	static struct ernic_counters c;
-	char *buf;
+	struct ernic_tcp_stage_stats st;
+	char stages[1024], *buf, *out;
+	size_t len;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
+	if (!buf || !sampling)
+		return buf;
+	ernic_control_tcp_stage_stats(ctl, &st);
+	len = strlen(buf);
+	/* The object's closing brace gives way to one more member. */
+	if (ernic_tcp_stage_stats_json(&st, stages, sizeof(stages)) < 0 || len < 2 || buf[len - 1] != '}' ||
+	    !(out = malloc(len + strlen(stages) + 32))) {
+		free(buf);
+		return NULL;
+	}
+	buf[len - 1] = '\0';
+	sprintf(out, "%s,\"tcp_stages\":%s}", buf, stages);
+	free(buf);
+	return out;
+}
+
+static void print_counters(struct ernic_target *tgt, struct ernic_control *ctl, const struct ernicd_opts *o)
+{
+	const char *stats_path = o->stats;
+	char *buf;
+
+	buf = counters_json(tgt, ctl, o->trace_sample != 0);
 	if (!buf) {
 		fprintf(stderr, "%s: cannot format the counters: out of memory\n", ERNICD);
 		return;
@@ -277,6 +326,7 @@ int main(int argc, char **argv)
 	struct ernic_nvmf *nvmf = NULL;
 	struct ernic_target *tgt = NULL;
 	struct ernic_control *ctl = NULL;
+	FILE *trace = NULL;
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512];
 	uint16_t bound = 0;
@@ -303,6 +353,15 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (o.trace) {
+		trace = fopen(o.trace, "we");
+		if (!trace) {
+			fprintf(stderr, "%s: cannot open --trace '%s': %s\n", ERNICD, o.trace, strerror(errno));
+			return 1;
+		}
+	}
+	popts.trace = trace;
+	popts.sample_every = o.trace_sample;
 	popts.max_connections = o.max_connections;
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;
@@ -351,7 +410,7 @@ int main(int argc, char **argv)
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGUSR1) {
-			print_counters(tgt, o.stats);
+			print_counters(tgt, ctl, &o);
 			continue;
 		}
 		break;
@@ -364,9 +423,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
-	print_counters(tgt, o.stats);
+	print_counters(tgt, ctl, &o);
 	ernic_control_destroy(ctl);
 	ernic_nvmf_destroy(nvmf);
+	if (trace && fclose(trace)) {
+		fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, o.trace, strerror(errno));
+		status = 1;
+	}
 	fprintf(stderr, "%s: stopped\n", ERNICD);
 	return status;
 }

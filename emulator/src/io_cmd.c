@@ -31,18 +31,27 @@ static inline bool lba_range_ok(const struct ernic_ns *ns, uint64_t slba, uint64
 
 /*
  * The storage stage of a sampled command (req->stamps set by the transport):
- * the time inside the namespace backend's calls. A command that is not
- * sampled pays one branch per call.
+ * the time inside the namespace backend's calls, and when the first began
+ * and the last ended. A command that is not sampled pays one branch per call.
  */
 static inline uint64_t storage_enter(const struct ernic_req *req)
 {
-	return ERNIC_UNLIKELY(req->stamps != NULL) ? ernic_now_ns() : 0;
+	uint64_t now;
+
+	if (ERNIC_LIKELY(req->stamps == NULL))
+		return 0;
+	now = ernic_now_ns();
+	if (!req->stamps->storage_start)
+		req->stamps->storage_start = now;
+	return now;
 }
 
 static inline void storage_leave(const struct ernic_req *req, uint64_t since)
 {
-	if (ERNIC_UNLIKELY(req->stamps != NULL))
-		req->stamps->storage_ns += ernic_now_ns() - since;
+	if (ERNIC_UNLIKELY(req->stamps != NULL)) {
+		req->stamps->storage_done = ernic_now_ns();
+		req->stamps->storage_ns += req->stamps->storage_done - since;
+	}
 }
 
 /*

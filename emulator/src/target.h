@@ -265,6 +265,8 @@ enum ernic_exec {
  * @doorbell: capsule built, MR registered; the doorbell is next
  * @pickup: a poller took the capsule off the SQ ring
  * @storage_ns: time spent inside the namespace backend's calls (io_cmd.c)
+ * @storage_start: when the first backend call was entered (io_cmd.c; 0: none yet)
+ * @storage_done: when the last backend call returned (io_cmd.c)
  * @post: the completion is about to be published on the CQ ring
  * @sampled: nonzero from submit until the host reaps the completion
  */
@@ -273,6 +275,8 @@ struct ernic_stage_stamps {
 	uint64_t doorbell;
 	uint64_t pickup;
 	uint64_t storage_ns;
+	uint64_t storage_start;
+	uint64_t storage_done;
 	uint64_t post;
 	uint32_t sampled;
 };
@@ -284,8 +288,8 @@ struct ernic_stage_stamps {
  * @sq: the queue it arrived on
  * @transport_ctx: the transport's per-request state
  * @ns: resolved namespace for I/O commands
- * @stamps: NULL, or where a sampled command's storage time goes; a
- *	transport that does not sample (TCP) leaves it NULL
+ * @stamps: NULL, or where a sampled command's storage times go (the
+ *	transport points it at its own per-slot stamps)
  */
 struct ernic_req {
 	struct nvme_sqe sqe;
