@@ -57,6 +57,7 @@ test: deps
 	$(MAKE) test-unit
 	$(MAKE) BUILD=build-san SAN=1 test-unit
 	$(MAKE) test-more
+	$(MAKE) test-slow
 
 deps:
 	ci/deps.sh build engine suites
@@ -64,6 +65,8 @@ deps:
 clean:
 	rm -rf build build-san
 
-# Fragments add their own checks as prerequisites of test-more.
-.PHONY: test-more
+# Fragments add their own checks as prerequisites of test-more, and the QEMU guest lanes
+# (minutes each) as prerequisites of test-slow, which make test runs last.
+.PHONY: test-more test-slow
 test-more:
+test-slow:
