@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ernicd - the NVMe/TCP daemon: one subsystem of libernic's controller core,
- * served to any NVMe/TCP host (the Linux kernel's nvme-tcp, nvme-cli).
+ * ernicd - the NVMe over Fabrics daemon: one subsystem of libernic's
+ * controller core, served over NVMe/TCP to any host (the Linux kernel's
+ * nvme-tcp, nvme-cli) or, with --transport rdma, over NVMe/RDMA to the
+ * kernel's nvme-rdma through an RDMA device (an RNIC, or soft-RoCE).
  *
  * Signals are blocked in every thread and taken synchronously here with
  * sigwait(), so the handlers are ordinary code: SIGUSR1 prints the counters,
@@ -21,6 +23,9 @@
 
 #include "ernic/ernic.h"
 #include "ernic/tcp.h"
+#ifdef ERNIC_HAVE_RDMA
+#include "ernic/rdma.h"
+#endif
 
 #define ERNICD "ernicd"
 #define ERNICD_DEFAULT_ADDR "127.0.0.1"
@@ -33,11 +38,13 @@
 #define ERNICD_STR(x) ERNICD_XSTR(x)
 
 static const char usage[] =
-	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
+	"Usage: " ERNICD " [--transport tcp|rdma] [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
 	"\n"
-	"Serve one NVMe over Fabrics subsystem over NVMe/TCP.\n"
+	"Serve one NVMe over Fabrics subsystem over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
+	"  --transport T       tcp (default) or rdma (listen on an RDMA device's address;\n"
+	"                      --max-connections and --idle-timeout are TCP's only)\n"
 	"  --listen ADDR:PORT  address to listen on (default " ERNICD_DEFAULT_ADDR ":" ERNICD_DEFAULT_PORT
 	"; IPv6 as [ADDR]:PORT)\n"
 	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
@@ -61,6 +68,7 @@ static const char usage[] =
 	"Bad arguments exit 2.\n";
 
 struct ernicd_opts {
+	bool rdma;
 	char addr[INET6_ADDRSTRLEN];
 	char port[8];
 	const char *nqn;
@@ -129,7 +137,7 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
-	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i' };
+	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_TRANSPORT = 't' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -138,6 +146,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -183,6 +192,15 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			break;
 		case OPT_IDLE:
 			o->idle_timeout_s = parse_uint("--idle-timeout", optarg, 1, 3600);
+			break;
+		case OPT_TRANSPORT:
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma"))
+				bad_arg("--transport", optarg, "must be tcp or rdma");
+#ifndef ERNIC_HAVE_RDMA
+			if (!strcmp(optarg, "rdma"))
+				bad_arg("--transport", optarg, "built without rdma-core (librdmacm-dev, libibverbs-dev)");
+#endif
+			o->rdma = !strcmp(optarg, "rdma");
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -238,6 +256,10 @@ int main(int argc, char **argv)
 	struct ernic_tcp_port_opts popts = { .log = stderr, .ident = ERNICD };
 	struct ernic_target *tgt = NULL;
 	struct ernic_tcp_port *port = NULL;
+#ifdef ERNIC_HAVE_RDMA
+	struct ernic_rdma_port_opts ropts = { .log = stderr, .ident = ERNICD };
+	struct ernic_rdma_port *rport = NULL;
+#endif
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512];
 	sigset_t sigs;
@@ -281,25 +303,48 @@ int main(int argc, char **argv)
 		}
 	}
 
-	rc = ernic_tcp_port_create(tgt, &popts, &port);
-	if (!rc)
-		rc = ernic_tcp_port_listen(port, o.addr, o.port, err, sizeof(err));
-	else
-		snprintf(err, sizeof(err), "cannot create the port: %s", strerror(-rc));
-	if (!rc) {
-		rc = ernic_tcp_port_start(port);
-		if (rc)
-			snprintf(err, sizeof(err), "cannot start the accept thread: %s", strerror(-rc));
-	}
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", ERNICD, err);
-		ernic_tcp_port_destroy(port);
-		ernic_target_destroy(tgt);
-		return 1;
+#ifdef ERNIC_HAVE_RDMA
+	if (o.rdma) {
+		rc = ernic_rdma_port_create(tgt, &ropts, &rport);
+		if (!rc)
+			rc = ernic_rdma_port_listen(rport, o.addr, o.port, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "cannot create the RDMA port: %s", strerror(-rc));
+		if (!rc) {
+			rc = ernic_rdma_port_start(rport);
+			if (rc)
+				snprintf(err, sizeof(err), "cannot start the RDMA CM thread: %s", strerror(-rc));
+		}
+		if (rc) {
+			fprintf(stderr, "%s: %s\n", ERNICD, err);
+			ernic_rdma_port_destroy(rport);
+			ernic_target_destroy(tgt);
+			return 1;
+		}
+	} else
+#endif
+	{
+		rc = ernic_tcp_port_create(tgt, &popts, &port);
+		if (!rc)
+			rc = ernic_tcp_port_listen(port, o.addr, o.port, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "cannot create the port: %s", strerror(-rc));
+		if (!rc) {
+			rc = ernic_tcp_port_start(port);
+			if (rc)
+				snprintf(err, sizeof(err), "cannot start the accept thread: %s", strerror(-rc));
+		}
+		if (rc) {
+			fprintf(stderr, "%s: %s\n", ERNICD, err);
+			ernic_tcp_port_destroy(port);
+			ernic_target_destroy(tgt);
+			return 1;
+		}
 	}
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
-	fprintf(stderr, "%s: listening on %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s\n", ERNICD,
-		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", ernic_tcp_port_number(port),
+	fprintf(stderr, "%s: listening on %s %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s\n", ERNICD,
+		port ? "tcp" : "rdma", strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "",
+		port ? ernic_tcp_port_number(port) : (unsigned int)atoi(o.port),
 		o.nqn, ernic_target_nr_ns(tgt), desc, o.nr_allow ? "allow-listed hosts only" : "any host");
 	fflush(stderr);
 
@@ -314,7 +359,12 @@ int main(int argc, char **argv)
 	}
 
 	fprintf(stderr, "%s: %s: stopping\n", ERNICD, strsignal(sig));
-	ernic_tcp_port_stop(port, ERNICD_STOP_GRACE_MS);
+	if (port)
+		ernic_tcp_port_stop(port, ERNICD_STOP_GRACE_MS);
+#ifdef ERNIC_HAVE_RDMA
+	if (rport)
+		ernic_rdma_port_stop(rport, ERNICD_STOP_GRACE_MS);
+#endif
 	rc = ernic_target_flush(tgt);
 	if (rc) {
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
@@ -322,6 +372,9 @@ int main(int argc, char **argv)
 	}
 	print_counters(tgt, o.stats);
 	ernic_tcp_port_destroy(port);
+#ifdef ERNIC_HAVE_RDMA
+	ernic_rdma_port_destroy(rport);
+#endif
 	ernic_target_destroy(tgt);
 	fprintf(stderr, "%s: stopped\n", ERNICD);
 	return status;
