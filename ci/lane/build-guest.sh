@@ -32,9 +32,17 @@ META=linux-image-amd64
 # reset connections (the faults phase).
 MODULES="nvme-tcp nvme-fabrics nvme-core nvmet nvmet-tcp configfs null_blk loop crc32c_generic crc32c-intel
 inet_diag tcp_diag"
+# The RDMA phase (phase-rdma.sh): soft-RoCE on a veth pair, the NVMe/RDMA host and target.
+MODULES="$MODULES veth rdma_rxe rdma_cm ib_uverbs rdma_ucm nvme-rdma nvmet-rdma"
 TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq /usr/bin/bash /usr/bin/date /bin/ss"
+# iproute2's ip (veth pairs) and rdma (rxe links, the MR count) for the RDMA phase.
+TOOLS="$TOOLS /usr/sbin/ip /usr/bin/rdma"
+# libibverbs loads its device provider at run time: the rxe one and the driver file that names it.
+RXE_PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+RXE_DRIVER=/etc/libibverbs.d/rxe.driver
 
 for t in $TOOLS; do [ -x "$t" ] || die "missing $t (run: ci/deps.sh lane)"; done
+for f in "$RXE_PROVIDER" "$RXE_DRIVER"; do [ -e "$f" ] || die "missing $f (run: ci/deps.sh build)"; done
 for c in apt-get apt-cache dpkg-deb depmod modprobe ldd ldconfig cpio xz sha256sum; do
 	command -v "$c" >/dev/null || die "missing command $c (run: ci/deps.sh lane)"
 done
@@ -131,7 +139,7 @@ HAVE_LOAD_TOOL=no
 manifest() {
 	echo "kernel $(basename "$DEB") $KREL"
 	echo "modules $MODFILES"
-	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh"
+	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh" "$HERE"/phase-*.sh "$RXE_PROVIDER" "$RXE_DRIVER"
 	# shellcheck disable=SC2086
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
@@ -218,6 +226,11 @@ depmod -b "$R" "$KREL" || die "depmod failed on the initramfs root"
 
 cp "$HERE/guest-init.sh" "$R/init"
 chmod 755 "$R/init"
+mkdir -p "$R/lane"
+cp "$HERE"/phase-*.sh "$R/lane/"
+put "$RXE_PROVIDER"
+mkdir -p "$R/etc/libibverbs.d"
+cp "$RXE_DRIVER" "$R/etc/libibverbs.d/"
 
 (cd "$R" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --reproducible -R 0:0) \
 	>"$INITRD.tmp" || die "cpio failed"
