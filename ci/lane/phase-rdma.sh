@@ -15,6 +15,9 @@
 # CSV rows come out under the phases rdma-ernicd and rdma-nvmet (run.sh pairs them for the ratios and sets them
 # beside the TCP phases' rows).
 
+# iproute2's tools by path: busybox's shell runs its own applets (a busybox ip) before looking at PATH.
+IPROUTE2=/usr/sbin/ip
+RDMA_TOOL=/usr/bin/rdma
 RDMA_ADDR=10.0.0.1
 RDMA_PEER=10.0.0.2
 RDMA_PORT=4420
@@ -28,21 +31,24 @@ RDMA_ADMIN_QUEUE_SIZE=32
 rdma_fabric_up() {
 	local m
 	echo "rdma fabric" >/run/lane-step
-	for m in veth rdma_rxe rdma_cm ib_uverbs rdma_ucm nvme-rdma nvmet-rdma; do
+	for m in crc32_generic veth rdma_rxe rdma_cm ib_uverbs rdma_ucm nvme-rdma nvmet-rdma; do
 		modprobe "$m" || fail "modprobe $m failed"
 	done
-	ip link add veth0 type veth peer name veth1 || fail "cannot create the veth pair"
-	ip addr add "$RDMA_ADDR/24" dev veth0 || fail "cannot set $RDMA_ADDR on veth0"
-	ip addr add "$RDMA_PEER/24" dev veth1 || fail "cannot set $RDMA_PEER on veth1"
-	ip link set veth0 up || fail "cannot bring veth0 up"
-	ip link set veth1 up || fail "cannot bring veth1 up"
-	rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add rxe0 type rxe netdev veth0 failed"
+	$IPROUTE2 link add veth0 type veth peer name veth1 || fail "cannot create the veth pair"
+	$IPROUTE2 addr add "$RDMA_ADDR/24" dev veth0 || fail "cannot set $RDMA_ADDR on veth0"
+	$IPROUTE2 addr add "$RDMA_PEER/24" dev veth1 || fail "cannot set $RDMA_PEER on veth1"
+	$IPROUTE2 link set veth0 up || fail "cannot bring veth0 up"
+	$IPROUTE2 link set veth1 up || fail "cannot bring veth1 up"
+	$RDMA_TOOL link add rxe0 type rxe netdev veth0 || {
+		dmesg | tail -n 5
+		fail "rdma link add rxe0 type rxe netdev veth0 failed"
+	}
 	set_deadline 10
 	while [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /dev/infiniband/rdma_cm ]; do
 		if past_deadline; then fail "no /sys/class/infiniband/rxe0 or /dev/infiniband/rdma_cm after 10 s"; fi
 		sleep 0.1
 	done
-	log "rdma: $(rdma link show | tr '\n' ' ')"
+	log "rdma: $($RDMA_TOOL link show | tr '\n' ' ')"
 }
 
 rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for a live controller and namespace 1
@@ -75,7 +81,7 @@ rdma_check_mrs() { # rdma_check_mrs WHAT: count $CTRL's host MRs, fail unless th
 	local n q host tgt want
 	n=$(($(cat "/sys/class/nvme/$CTRL/queue_count") - 1))
 	q=$(($(cat "/sys/class/nvme/$CTRL/sqsize") + 1))
-	rdma resource show mr >"$RESULTS/$PHASE-mr-$n.txt" 2>&1 || {
+	$RDMA_TOOL resource show mr >"$RESULTS/$PHASE-mr-$n.txt" 2>&1 || {
 		cat "$RESULTS/$PHASE-mr-$n.txt"
 		fail "rdma resource show mr failed"
 	}
@@ -200,6 +206,7 @@ ernicd_rdma_wait_listen() { # until ernicd's log says it listens, or it exited
 
 phase_rdma() {
 	local base now n i pid
+	PHASE=rdma
 	rdma_fabric_up
 
 	PHASE=rdma-ernicd
