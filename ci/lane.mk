@@ -12,8 +12,9 @@ LANE_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
 .PHONY: lane
 lane:
 	ci/deps.sh lane $(if $(LANE_ERNICD),build)
-	$(if $(LANE_ERNICD)$(LOAD_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL))
-	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) ci/lane/run.sh
+	$(if $(LANE_ERNICD)$(LOAD_TOOL)$(RDMA_SGL_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL) $(RDMA_SGL_TOOL))
+	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
+		RDMA_SGL_TOOL=$(abspath $(BUILD)/nvmf_rdma_sgl) ci/lane/run.sh
 
 # `make test` runs the lane as well. Its rows stay under build/ unless LANE_CSV_DIR says
 # otherwise (ci/nightly points it at results/ to keep the trend).

@@ -25,6 +25,7 @@ OUT=${LANE_OUT:-$ROOT/build/lane}
 CACHE=$OUT/cache
 ERNICD=${ERNICD:-$ROOT/build/ernicd}
 LOAD_TOOL=${LOAD_TOOL:-$ROOT/build/nvmf_tcp_load}
+RDMA_SGL_TOOL=${RDMA_SGL_TOOL:-$ROOT/build/nvmf_rdma_sgl} # the RDMA phase's keyed SGL cases, when built
 SUITES=$ROOT/suites
 META=linux-image-amd64
 # Modules the guest loads; modprobe adds their dependencies. The crc32c providers are requested by name at run
@@ -126,7 +127,8 @@ done
 
 # Shared libraries of the tools (ldd exits 1 on a static binary such as busybox-static: that is not an error).
 LIBS=""
-for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ); do
+for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ) \
+	$( [ -x "$RDMA_SGL_TOOL" ] && echo "$RDMA_SGL_TOOL" ); do
 	out=$(ldd "$t" 2>/dev/null) || continue
 	for l in $(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
 		case " $LIBS " in *" $l "*) ;; *) LIBS="$LIBS $l" ;; esac
@@ -145,6 +147,7 @@ manifest() {
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
 	[ "$HAVE_LOAD_TOOL" = no ] || sha256sum "$LOAD_TOOL"
+	[ ! -x "$RDMA_SGL_TOOL" ] || sha256sum "$RDMA_SGL_TOOL"
 	if [ -d "$SUITES" ]; then
 		(cd "$SUITES" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 	fi
@@ -228,6 +231,10 @@ depmod -b "$R" "$KREL" || die "depmod failed on the initramfs root"
 cp "$HERE/guest-init.sh" "$R/init"
 chmod 755 "$R/init"
 mkdir -p "$R/lane"
+if [ -x "$RDMA_SGL_TOOL" ]; then
+	put "$RDMA_SGL_TOOL" /usr/bin/nvmf_rdma_sgl
+	chmod 755 "$R/usr/bin/nvmf_rdma_sgl"
+fi
 cp "$HERE"/phase-*.sh "$R/lane/"
 put "$RXE_PROVIDER"
 mkdir -p "$R/etc/libibverbs.d"
