@@ -153,6 +153,39 @@ echo
 echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a: a case that must fail)"
 cat "$RATIOS"
 
+# The RDMA phase (phase-rdma.sh): ernicd / nvmet-rdma per case, then each target's RDMA / TCP per case, and the
+# host's memory regions per number of I/O queues.
+RATIOS_RDMA=$OUT/ratios-rdma.txt
+if printf '%s\n' "$ROWS" | grep -q '^rdma-'; then
+	printf '%s\n' "$ROWS" | awk -F'\t' '
+		{ iops[$1, $2] = $3; lat[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+		function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
+		END {
+			printf "ernicd / nvmet-rdma\n%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS",
+				"ratio", "ernicd lat us", "nvmet lat us", "ratio"
+			for (i = 1; i <= k; i++) {
+				c = order[i]
+				if (!(("rdma-ernicd", c) in iops) || !(("rdma-nvmet", c) in iops)) continue
+				printf "%-34s %11s %11s %8s %14s %14s %8s\n", c, iops["rdma-ernicd", c], iops["rdma-nvmet", c],
+					ratio(iops["rdma-ernicd", c], iops["rdma-nvmet", c]), lat["rdma-ernicd", c],
+					lat["rdma-nvmet", c], ratio(lat["rdma-ernicd", c], lat["rdma-nvmet", c])
+			}
+			printf "\nRDMA / TCP, IOPS\n%-34s %11s %11s %8s %11s %11s %8s\n", "case", "ernicd tcp", "ernicd rdma",
+				"ratio", "nvmet tcp", "nvmet rdma", "ratio"
+			for (i = 1; i <= k; i++) {
+				c = order[i]
+				if (!(("rdma-ernicd", c) in iops) && !(("rdma-nvmet", c) in iops)) continue
+				printf "%-34s %11s %11s %8s %11s %11s %8s\n", c, iops["ernicd", c], iops["rdma-ernicd", c],
+					ratio(iops["rdma-ernicd", c], iops["ernicd", c]), iops["nvmet", c], iops["rdma-nvmet", c],
+					ratio(iops["rdma-nvmet", c], iops["nvmet", c])
+			}
+		}' >"$RATIOS_RDMA"
+	grep '^ERNIC-LANE-MR ' "$LOG" | sed 's/^ERNIC-LANE-MR /MR budget: /' >>"$RATIOS_RDMA" || true
+	echo
+	echo "lane: RDMA phase (TCG: only the ratios mean anything)"
+	cat "$RATIOS_RDMA"
+fi
+
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
 elapsed
