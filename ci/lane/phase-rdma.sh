@@ -194,7 +194,7 @@ nvmet_rdma_stop() {
 
 ernicd_rdma_wait_listen() { # until ernicd's log says it listens, or it exited
 	set_deadline 10
-	while ! grep -q 'listening on rdma' "$ERNICD_LOG"; do
+	while ! grep -q 'listening on .* (NVMe/RDMA)' "$ERNICD_LOG"; do
 		kill -0 "$ERNICD_PID" 2>/dev/null || {
 			cat "$ERNICD_LOG"
 			fail "ernicd --transport rdma exited before listening"

@@ -342,9 +342,9 @@ int main(int argc, char **argv)
 		}
 	}
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
-	fprintf(stderr, "%s: listening on %s %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s\n", ERNICD,
-		port ? "tcp" : "rdma", strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "",
-		port ? ernic_tcp_port_number(port) : (unsigned int)atoi(o.port),
+	fprintf(stderr, "%s: listening on %s%s%s:%u%s, subsystem %s, %u namespace(s), backend %s, %s\n", ERNICD,
+		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "",
+		port ? ernic_tcp_port_number(port) : (unsigned int)atoi(o.port), port ? "" : " (NVMe/RDMA)",
 		o.nqn, ernic_target_nr_ns(tgt), desc, o.nr_allow ? "allow-listed hosts only" : "any host");
 	fflush(stderr);
 
