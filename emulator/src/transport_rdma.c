@@ -48,7 +48,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "ernic/rdma.h"
-#include "target.h"
+#include "rdma.h"
 
 /* A command's bounce buffer: one MDTS transfer. */
 #define NVMF_RDMA_BUF_SIZE ERNIC_MAX_XFER
@@ -574,34 +574,6 @@ static void nvmf_rdma_peer_name(struct rdma_cm_id *id, char *buf, size_t len)
 	}
 }
 
-/*
- * The CM private data of a connect request (RDMA binding, Figure 7): its
- * format, the queue and its sizes. Returns 0 or the reject status.
- */
-static uint16_t nvmf_rdma_parse_cm_req(const struct ernic_backend_cfg *cfg, const struct rdma_conn_param *p,
-				  uint16_t *qid, uint32_t *nr_recv)
-{
-	const struct nvme_rdma_cm_req *req = p->private_data;
-	uint32_t max;
-
-	/* Transports may pad the private data (RoCE carries 56 bytes): at least, not exactly. */
-	if (!req || p->private_data_len < sizeof(*req))
-		return NVME_RDMA_CM_INVALID_LEN;
-	if (req->recfmt != NVME_RDMA_CM_FMT_1_0)
-		return NVME_RDMA_CM_INVALID_RECFMT;
-	if (req->qid > ERNIC_MAX_IO_QUEUES)
-		return NVME_RDMA_CM_INVALID_QID;
-	max = req->qid ? cfg->queue_size : ERNIC_ADMIN_QUEUE_SIZE;
-	if ((uint32_t)req->hsqsize + 1 > max || req->hsqsize == 0)
-		return NVME_RDMA_CM_INVALID_HSQSIZE;
-	/* The host takes a completion for each command it may have outstanding. */
-	if (req->hrqsize < (uint32_t)req->hsqsize + 1)
-		return NVME_RDMA_CM_INVALID_HRQSIZE;
-	*qid = req->qid;
-	*nr_recv = (uint32_t)req->hsqsize + 1;
-	return 0;
-}
-
 /* Protection domain, completion queue and channel, queue pair, buffers, posted receives. */
 static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 {
@@ -685,7 +657,7 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 
 	nvmf_rdma_peer_name(id, peer, sizeof(peer));
 	id->context = NULL;
-	sts = nvmf_rdma_parse_cm_req(cfg, &ev->param.conn, &qid, &nr_recv);
+	sts = ernic_rdma_cm_req_check(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len, &qid, &nr_recv);
 	if (sts) {
 		nvmf_rdma_log(port, "peer %s: connection request refused: RDMA CM status %u", peer, sts);
 		nvmf_rdma_reject(id, sts);

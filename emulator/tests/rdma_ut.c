@@ -18,6 +18,7 @@
 
 #include "inproc.h"
 #include "keyed_sgl_cases.h"
+#include "rdma.h"
 #include "ut.h"
 #include "ut_fixture.h"
 
@@ -972,6 +973,63 @@ static void test_budget_check_refuses_the_seed_config_up_front(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "queues"));
 }
 
+/* ===================================================== RDMA CM private data */
+
+/*
+ * The connect request's private data as nvme-rdma sends it is accepted with
+ * HSQSIZE + 1 receive buffers; each bad field is rejected with the binding's
+ * status for that field, checked in the order of the figure.
+ */
+static void test_cm_connect_request_bad_fields_get_the_bindings_reject_status(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct nvme_rdma_cm_req ok = { .recfmt = NVME_RDMA_CM_FMT_1_0, .qid = 3, .hrqsize = 128, .hsqsize = 127 };
+	struct nvme_rdma_cm_req r;
+	uint8_t padded[56] = { 0 };
+	uint16_t qid = 0;
+	uint32_t nr = 0;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.queue_size = 128;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &ok, sizeof(ok), &qid, &nr), 0);
+	CU_ASSERT_EQUAL(qid, 3);
+	CU_ASSERT_EQUAL(nr, 128);
+	/* RoCE pads REQ private data to 56 bytes */
+	memcpy(padded, &ok, sizeof(ok));
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, padded, sizeof(padded), &qid, &nr), 0);
+	/* The admin queue as nvme-rdma opens it: 32 entries */
+	r = ok;
+	r.qid = 0;
+	r.hsqsize = 31;
+	r.hrqsize = 32;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), 0);
+	CU_ASSERT_EQUAL(nr, 32);
+
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, NULL, 0, &qid, &nr), NVME_RDMA_CM_INVALID_LEN);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &ok, sizeof(ok) - 1, &qid, &nr), NVME_RDMA_CM_INVALID_LEN);
+	r = ok;
+	r.recfmt = 1;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_RECFMT);
+	r = ok;
+	r.qid = ERNIC_MAX_IO_QUEUES + 1;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_QID);
+	r = ok;
+	r.hsqsize = 128; /* 129 entries on a target of 128 */
+	r.hrqsize = 129;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HSQSIZE);
+	r = ok;
+	r.qid = 0; /* an admin queue of 33 entries */
+	r.hsqsize = 32;
+	r.hrqsize = 33;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HSQSIZE);
+	r = ok;
+	r.hsqsize = 0;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HSQSIZE);
+	r = ok;
+	r.hrqsize = 127; /* fewer completions than commands */
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HRQSIZE);
+}
+
 /* ============================================ the cases shared with the real engine */
 
 /*
@@ -1071,4 +1129,5 @@ UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
 	UT_CASE(test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32),
 	UT_CASE(test_seed_1024_table_with_8_queues_fails_at_qid_8_twice),
 	UT_CASE(test_budget_check_refuses_the_seed_config_up_front),
-	UT_CASE(test_keyed_sgl_cases_shared_with_the_real_engine_answer_as_the_table_says))
+	UT_CASE(test_keyed_sgl_cases_shared_with_the_real_engine_answer_as_the_table_says),
+	UT_CASE(test_cm_connect_request_bad_fields_get_the_bindings_reject_status))

@@ -12,8 +12,8 @@
  * or SEND with Invalidate when the descriptor asks for it. Create the target
  * first (ernic_target_create()) and destroy the port before it.
  */
-#ifndef ERNIC_RDMA_H
-#define ERNIC_RDMA_H
+#ifndef ERNIC_RDMA_PORT_H
+#define ERNIC_RDMA_PORT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -68,4 +68,4 @@ void ernic_rdma_port_destroy(struct ernic_rdma_port *port);
 #ifdef __cplusplus
 }
 #endif
-#endif /* ERNIC_RDMA_H */
+#endif /* ERNIC_RDMA_PORT_H */
