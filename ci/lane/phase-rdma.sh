@@ -51,6 +51,16 @@ rdma_fabric_up() {
 	log "rdma: $($RDMA_TOOL link show | tr '\n' ' ')"
 }
 
+rdma_diagnose() { # what the kernel and ernicd said last, before a failure
+	dmesg | tail -n 25 | sed 's/^/  dmesg: /'
+	if [ -n "$ERNICD_PID" ]; then tail -n 15 "$ERNICD_LOG" | grep -v '^ *{' | sed 's/^/  ernicd: /'; fi
+}
+
+# Why ernicd's queues went, counted: a host's own disconnects, or a queue the target or the fabric lost.
+rdma_disconnect_reasons() {
+	grep ' disconnect host ' "$ERNICD_LOG" | sed 's/.*: //' | sort | uniq -c | sed 's/^/  /'
+}
+
 rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for a live controller and namespace 1
 	local nqn
 	nqn=$1
@@ -58,7 +68,7 @@ rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for
 	log "connect: nvme connect -t rdma -a $RDMA_ADDR -s $RDMA_PORT -n $nqn $*"
 	nvme connect -t rdma -a "$RDMA_ADDR" -s "$RDMA_PORT" -n "$nqn" "$@" >/tmp/connect.out 2>&1 || {
 		cat /tmp/connect.out
-		dmesg | tail -n 20
+		rdma_diagnose
 		fail "nvme connect -t rdma to $nqn failed"
 	}
 	set_deadline 20
@@ -68,7 +78,10 @@ rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for
 		[ -n "$CTRL" ] || CTRL=$(ctrl_of "$nqn")
 		[ -z "$CTRL" ] || DEV=$(ns_dev "$nqn" 1)
 		if [ -n "$DEV" ]; then break; fi
-		if past_deadline; then fail "no live controller with namespace 1 for $nqn after 20 s (ctrl '${CTRL}')"; fi
+		if past_deadline; then
+			rdma_diagnose
+			fail "no live controller with namespace 1 for $nqn after 20 s (ctrl '${CTRL}')"
+		fi
 		sleep 0.1
 	done
 }
@@ -260,6 +273,8 @@ phase_rdma() {
 	rm -f "$ERNICD_STATS"
 	log "ernicd logged $(grep -c ' connect ' "$ERNICD_LOG") connects and $(grep -c ' disconnect ' "$ERNICD_LOG")" \
 		"disconnects over RDMA"
+	log "ernicd's queues went because:"
+	rdma_disconnect_reasons
 	stop_ernicd "$pid" "ernicd --transport rdma"
 	grep -v '^ *{' "$ERNICD_LOG" | grep -v ' connect \| disconnect ' | tail -n 6 | sed 's/^/  ernicd: /'
 	emit_csv "$RESULTS/csv/$PHASE"
