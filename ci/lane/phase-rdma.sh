@@ -23,6 +23,11 @@ RDMA_PEER=10.0.0.2
 RDMA_PORT=4420
 NQN_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-ernicd-rdma
 NQN_NVMET_RDMA=nqn.2024-01.org.ernic:lane-nvmet-rdma
+# Keep-alive timeout of the RDMA connects (nvme connect -k). ernic restarts its Keep Alive Timer on Keep Alive
+# commands only (it reports no Traffic Based Keep Alive), nvmet on any command; under TCG on a loaded machine the
+# host's Keep Alive over soft-RoCE came later than the default 5 s often enough (36 queues lost in one run, each
+# loss a 10 s reconnect the suites see as a stall) that the phase connects with 30 s.
+RDMA_KATO=30
 # A few suites/run cases, identical for both targets: random and queue-depth cases and the crc32c verify.
 RDMA_CASES="patterns/randread patterns/randwrite qdepth/qd1 qdepth/qd32 integrity/ram-8m"
 # NVME_AQ_DEPTH: the admin queue's size whatever the I/O queues' is.
@@ -65,8 +70,8 @@ rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for
 	local nqn
 	nqn=$1
 	shift
-	log "connect: nvme connect -t rdma -a $RDMA_ADDR -s $RDMA_PORT -n $nqn $*"
-	nvme connect -t rdma -a "$RDMA_ADDR" -s "$RDMA_PORT" -n "$nqn" "$@" >/tmp/connect.out 2>&1 || {
+	log "connect: nvme connect -t rdma -a $RDMA_ADDR -s $RDMA_PORT -n $nqn -k $RDMA_KATO $*"
+	nvme connect -t rdma -a "$RDMA_ADDR" -s "$RDMA_PORT" -n "$nqn" -k "$RDMA_KATO" "$@" >/tmp/connect.out 2>&1 || {
 		cat /tmp/connect.out
 		rdma_diagnose
 		fail "nvme connect -t rdma to $nqn failed"
