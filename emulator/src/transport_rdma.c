@@ -720,8 +720,9 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	nvmf_rdma_queue_free(q);
 drop:
 	/*
-	 * The id is destroyed after the event is acknowledged (the caller
-	 * marks it by the NULL context and the reject flag below).
+	 * A context of the port itself tells nvmf_rdma_handle_cm_event() to
+	 * destroy the id once the event is acknowledged (rdma_destroy_id()
+	 * waits for that acknowledgement).
 	 */
 	ev->id->context = (void *)port;
 }
