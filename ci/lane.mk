@@ -4,16 +4,17 @@
 # rows to results/<suite>.csv and the ernicd / nvmet-tcp IOPS ratios to results/lane-ratio.csv.
 #
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
-#                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 600;
-#                 LANE_SKIP=nvmet,ernicd,faults,lad leaves phases out)
+#                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 900;
+#                 LANE_SKIP=nvmet,ernicd,faults,lad,rdma leaves phases out)
 
 LANE_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
 
 .PHONY: lane
 lane:
 	ci/deps.sh lane $(if $(LANE_ERNICD),build)
-	$(if $(LANE_ERNICD)$(LOAD_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL))
-	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) ci/lane/run.sh
+	$(if $(LANE_ERNICD)$(LOAD_TOOL)$(RDMA_SGL_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL) $(RDMA_SGL_TOOL))
+	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
+		RDMA_SGL_TOOL=$(abspath $(BUILD)/nvmf_rdma_sgl) ci/lane/run.sh
 
 # `make test` runs the lane last, after every check of test-more (the QEMU guest is the slow part:
 # a quick check that fails should say so first). Its rows stay under build/ unless LANE_CSV_DIR says

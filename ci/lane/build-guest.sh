@@ -24,6 +24,7 @@ OUT=${LANE_OUT:-$ROOT/build/lane}
 CACHE=$OUT/cache
 ERNICD=${ERNICD:-$ROOT/build/ernicd}
 LOAD_TOOL=${LOAD_TOOL:-$ROOT/build/nvmf_tcp_load}
+RDMA_SGL_TOOL=${RDMA_SGL_TOOL:-$ROOT/build/nvmf_rdma_sgl} # the RDMA phase's keyed SGL cases, when built
 SUITES=$ROOT/suites
 META=linux-image-amd64
 # Modules the guest loads; modprobe adds their dependencies. The crc32c providers are requested by name at run
@@ -31,9 +32,18 @@ META=linux-image-amd64
 # reset connections (the faults phase).
 MODULES="nvme-tcp nvme-fabrics nvme-core nvmet nvmet-tcp configfs null_blk loop crc32c_generic crc32c-intel
 inet_diag tcp_diag"
+# The RDMA phase (phase-rdma.sh): soft-RoCE on a veth pair, the NVMe/RDMA host and target.
+# rxe asks for the "crc32" shash (its ICRC) by name when a link is added: listed by hand, as crc32c above.
+MODULES="$MODULES veth rdma_rxe rdma_cm ib_uverbs rdma_ucm nvme-rdma nvmet-rdma crc32_generic"
 TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq /usr/bin/bash /usr/bin/date /bin/ss"
+# iproute2's ip (veth pairs) and rdma (rxe links, the MR count) for the RDMA phase.
+TOOLS="$TOOLS /usr/sbin/ip /usr/bin/rdma"
+# libibverbs loads its device provider at run time: the rxe one and the driver file that names it.
+RXE_PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+RXE_DRIVER=/etc/libibverbs.d/rxe.driver
 
 for t in $TOOLS; do [ -x "$t" ] || die "missing $t (run: ci/deps.sh lane)"; done
+for f in "$RXE_PROVIDER" "$RXE_DRIVER"; do [ -e "$f" ] || die "missing $f (run: ci/deps.sh build)"; done
 for c in apt-get apt-cache dpkg-deb depmod modprobe ldd ldconfig cpio xz sha256sum; do
 	command -v "$c" >/dev/null || die "missing command $c (run: ci/deps.sh lane)"
 done
@@ -116,7 +126,8 @@ done
 
 # Shared libraries of the tools (ldd exits 1 on a static binary such as busybox-static: that is not an error).
 LIBS=""
-for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ); do
+for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ) \
+	$( [ -x "$RDMA_SGL_TOOL" ] && echo "$RDMA_SGL_TOOL" ); do
 	out=$(ldd "$t" 2>/dev/null) || continue
 	for l in $(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
 		case " $LIBS " in *" $l "*) ;; *) LIBS="$LIBS $l" ;; esac
@@ -130,12 +141,12 @@ HAVE_LOAD_TOOL=no
 manifest() {
 	echo "kernel $(basename "$DEB") $KREL"
 	echo "modules $MODFILES"
-	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh"
-	sha256sum "$HERE/phase-lad.sh"
+	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh" "$HERE"/phase-*.sh "$RXE_PROVIDER" "$RXE_DRIVER"
 	# shellcheck disable=SC2086
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
 	[ "$HAVE_LOAD_TOOL" = no ] || sha256sum "$LOAD_TOOL"
+	[ ! -x "$RDMA_SGL_TOOL" ] || sha256sum "$RDMA_SGL_TOOL"
 	if [ -d "$SUITES" ]; then
 		(cd "$SUITES" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 	fi
@@ -213,7 +224,14 @@ depmod -b "$R" "$KREL" || die "depmod failed on the initramfs root"
 cp "$HERE/guest-init.sh" "$R/init"
 chmod 755 "$R/init"
 mkdir -p "$R/lane"
-cp "$HERE/phase-lad.sh" "$R/lane/phase-lad.sh"
+if [ -x "$RDMA_SGL_TOOL" ]; then
+	put "$RDMA_SGL_TOOL" /usr/bin/nvmf_rdma_sgl
+	chmod 755 "$R/usr/bin/nvmf_rdma_sgl"
+fi
+cp "$HERE"/phase-*.sh "$R/lane/"
+put "$RXE_PROVIDER"
+mkdir -p "$R/etc/libibverbs.d"
+cp "$RXE_DRIVER" "$R/etc/libibverbs.d/"
 
 (cd "$R" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --reproducible -R 0:0) \
 	>"$INITRD.tmp" || die "cpio failed"

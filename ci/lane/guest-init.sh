@@ -23,7 +23,7 @@
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
 # Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
-# ernicd, faults, lad),
+# ernicd, faults, lad, rdma: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
@@ -45,6 +45,7 @@ sequential/read sequential/write subblock/read-512-on-4k subblock/write-1k-on-4k
 DIGEST_CASES="integrity/ram-8m" # after the reconnect with --hdr-digest --data-digest
 DIGEST_LABEL=" +hdgst+ddgst"     # appended to the backend column of those rows
 RESULTS=/results
+SUITES_TRANSPORT=tcp # the CSV rows' transport column
 PHASE=init
 WATCHDOG=""
 
@@ -282,9 +283,9 @@ run_suites() { # run_suites BACKEND-LABEL CSV-DIR CASE...: suites/run on $DEV, f
 	dir=$2
 	shift 2
 	echo "$PHASE suites/run $*" >/run/lane-step
-	log "suites/run $* --target $DEV --transport tcp --runtime $RUNTIME --backend '$backend'"
+	log "suites/run $* --target $DEV --transport $SUITES_TRANSPORT --runtime $RUNTIME --backend '$backend'"
 	rc=0
-	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport tcp --runtime "$RUNTIME" \
+	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport "$SUITES_TRANSPORT" --runtime "$RUNTIME" \
 		--backend "$backend" --csv-dir "$dir" || rc=$?
 	[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($*)"
 }
@@ -900,8 +901,11 @@ phase_faults() {
 
 # ---------------------------------------------------------------------------------------------------------------
 
-# shellcheck source=ci/lane/phase-lad.sh
-. /lane/phase-lad.sh
+# Phases kept in files of their own (ci/lane/phase-*.sh, copied next to /init as /lane/).
+for f in /lane/phase-*.sh; do
+	# shellcheck disable=SC1090
+	[ -e "$f" ] && . "$f"
+done
 
 setup_system
 skip=,$(cmdline_opt ernic.skip none),
@@ -923,6 +927,10 @@ else
 		[ -x /bin/nvmf_tcp_load ] || fail "no /bin/nvmf_tcp_load in this guest: the faults phase needs it"
 		phase_faults
 		;;
+	esac
+	case "$skip" in
+	*,rdma,*) log "rdma phase skipped (ernic.skip)" ;;
+	*) phase_rdma ;;
 	esac
 fi
 case "$skip" in

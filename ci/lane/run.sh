@@ -6,9 +6,9 @@
 # mean latency: under TCG only the ratio means anything) and, if the lane passed, appends the rows to the results.
 #
 # Usage: ci/lane/run.sh
-# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 600; the guest's own watchdog fires 30 s earlier)
+# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
@@ -29,7 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 export LANE_OUT=$OUT
-TIMEOUT=${LANE_TIMEOUT:-600}
+TIMEOUT=${LANE_TIMEOUT:-900}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
@@ -50,8 +50,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad)(,(nvmet|ernicd|faults|lad))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma)(,(nvmet|ernicd|faults|lad|rdma))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
 LOG=$OUT/console.log
@@ -173,6 +173,39 @@ if [ ${#LAD_DIRS[@]} -gt 0 ]; then
 elif [[ ,${LANE_SKIP:-}, != *,lad,* ]] && grep -q '^ERNIC-LANE: PASS' "$LOG"; then
 	echo "lane: the lad phase printed no traces"
 	LAD_OK=no
+fi
+
+# The RDMA phase (phase-rdma.sh): ernicd / nvmet-rdma per case, then each target's RDMA / TCP per case, and the
+# host's memory regions per number of I/O queues.
+RATIOS_RDMA=$OUT/ratios-rdma.txt
+if printf '%s\n' "$ROWS" | grep -q '^rdma-'; then
+	printf '%s\n' "$ROWS" | awk -F'\t' '
+		{ iops[$1, $2] = $3; lat[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+		function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
+		END {
+			printf "ernicd / nvmet-rdma\n%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS",
+				"ratio", "ernicd lat us", "nvmet lat us", "ratio"
+			for (i = 1; i <= k; i++) {
+				c = order[i]
+				if (!(("rdma-ernicd", c) in iops) || !(("rdma-nvmet", c) in iops)) continue
+				printf "%-34s %11s %11s %8s %14s %14s %8s\n", c, iops["rdma-ernicd", c], iops["rdma-nvmet", c],
+					ratio(iops["rdma-ernicd", c], iops["rdma-nvmet", c]), lat["rdma-ernicd", c],
+					lat["rdma-nvmet", c], ratio(lat["rdma-ernicd", c], lat["rdma-nvmet", c])
+			}
+			printf "\nRDMA / TCP, IOPS\n%-34s %11s %11s %8s %11s %11s %8s\n", "case", "ernicd tcp", "ernicd rdma",
+				"ratio", "nvmet tcp", "nvmet rdma", "ratio"
+			for (i = 1; i <= k; i++) {
+				c = order[i]
+				if (!(("rdma-ernicd", c) in iops) && !(("rdma-nvmet", c) in iops)) continue
+				printf "%-34s %11s %11s %8s %11s %11s %8s\n", c, iops["ernicd", c], iops["rdma-ernicd", c],
+					ratio(iops["rdma-ernicd", c], iops["ernicd", c]), iops["nvmet", c], iops["rdma-nvmet", c],
+					ratio(iops["rdma-nvmet", c], iops["nvmet", c])
+			}
+		}' >"$RATIOS_RDMA"
+	grep '^ERNIC-LANE-MR ' "$LOG" | sed 's/^ERNIC-LANE-MR /MR budget: /' >>"$RATIOS_RDMA" || true
+	echo
+	echo "lane: RDMA phase (TCG: only the ratios mean anything)"
+	cat "$RATIOS_RDMA"
 fi
 
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)

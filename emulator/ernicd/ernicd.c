@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ernicd - the NVMe/TCP daemon: subsystems of libernic's controller core,
- * served to any NVMe/TCP host (the Linux kernel's nvme-tcp, nvme-cli). The
- * command line describes the first subsystem; --config and the control
- * socket (ernicctl) add, change and remove subsystems, namespaces,
- * listeners and ANA states at run time.
+ * ernicd - the NVMe over Fabrics daemon: subsystems of libernic's controller
+ * core, served over NVMe/TCP to any host (the Linux kernel's nvme-tcp,
+ * nvme-cli) or, with --transport rdma, over NVMe/RDMA to the kernel's
+ * nvme-rdma through an RDMA device (an RNIC, or soft-RoCE). The command line
+ * describes the first subsystem; --config and the control socket (ernicctl)
+ * add, change and remove subsystems, namespaces, NVMe/TCP listeners and ANA
+ * states at run time.
  *
  * Signals are blocked in every thread and taken synchronously here with
  * sigwait(), so the handlers are ordinary code: SIGUSR1 prints the counters,
@@ -26,6 +28,9 @@
 #include "ernic/ernic.h"
 #include "ernic/nvmf.h"
 #include "ernic/tcp.h"
+#ifdef ERNIC_HAVE_RDMA
+#include "ernic/rdma.h"
+#endif
 
 #define ERNICD "ernicd"
 #define ERNICD_DEFAULT_ADDR "127.0.0.1"
@@ -38,12 +43,14 @@
 #define ERNICD_STR(x) ERNICD_XSTR(x)
 
 static const char usage[] =
-	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
+	"Usage: " ERNICD " [--transport tcp|rdma] [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
 	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N]\n"
 	"\n"
-	"Serve NVMe over Fabrics subsystems over NVMe/TCP.\n"
+	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
+	"  --transport T       tcp (default) or rdma (listen on an RDMA device's address;\n"
+	"                      --max-connections and --idle-timeout are TCP's only)\n"
 	"  --listen ADDR:PORT  address to listen on (default " ERNICD_DEFAULT_ADDR ":" ERNICD_DEFAULT_PORT
 	"; IPv6 as [ADDR]:PORT)\n"
 	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
@@ -76,6 +83,7 @@ static const char usage[] =
 	"Bad arguments exit 2.\n";
 
 struct ernicd_opts {
+	bool rdma;
 	char addr[INET6_ADDRSTRLEN];
 	char port[8];
 	const char *nqn;
@@ -149,7 +157,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
 	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
-	       OPT_TRACE_SAMPLE = 'S' };
+	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -162,6 +170,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "control", required_argument, NULL, OPT_CONTROL },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "trace-sample", required_argument, NULL, OPT_TRACE_SAMPLE },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -225,6 +234,15 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			break;
 		case OPT_TRACE_SAMPLE:
 			o->trace_sample = parse_uint("--trace-sample", optarg, 1, 1000000);
+			break;
+		case OPT_TRANSPORT:
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma"))
+				bad_arg("--transport", optarg, "must be tcp or rdma");
+#ifndef ERNIC_HAVE_RDMA
+			if (!strcmp(optarg, "rdma"))
+				bad_arg("--transport", optarg, "built without rdma-core (librdmacm-dev, libibverbs-dev)");
+#endif
+			o->rdma = !strcmp(optarg, "rdma");
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -327,6 +345,10 @@ int main(int argc, char **argv)
 	struct ernic_target *tgt = NULL;
 	struct ernic_control *ctl = NULL;
 	FILE *trace = NULL;
+#ifdef ERNIC_HAVE_RDMA
+	struct ernic_rdma_port_opts ropts = { .log = stderr, .ident = ERNICD };
+	struct ernic_rdma_port *rport = NULL;
+#endif
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512];
 	uint16_t bound = 0;
@@ -387,23 +409,43 @@ int main(int argc, char **argv)
 	rc = ernic_control_create(nvmf, &popts, &ctl);
 	if (rc)
 		snprintf(err, sizeof(err), "cannot create the control plane: %s", strerror(-rc));
-	else
+	else if (!o.rdma)
 		rc = ernic_control_listener_add(ctl, o.nqn, o.addr, o.port, &bound, err, sizeof(err));
+#ifdef ERNIC_HAVE_RDMA
+	/* NVMe/RDMA serves the command line's subsystem; the control plane's listeners are NVMe/TCP. */
+	if (!rc && o.rdma) {
+		rc = ernic_rdma_port_create(tgt, &ropts, &rport);
+		if (!rc)
+			rc = ernic_rdma_port_listen(rport, o.addr, o.port, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "cannot create the RDMA port: %s", strerror(-rc));
+		if (!rc) {
+			rc = ernic_rdma_port_start(rport);
+			if (rc)
+				snprintf(err, sizeof(err), "cannot start the RDMA CM thread: %s", strerror(-rc));
+		}
+		bound = (uint16_t)atoi(o.port);
+	}
+#endif
 	if (!rc && o.config)
 		rc = ernic_control_load(ctl, o.config, err, sizeof(err));
 	if (!rc && o.control)
 		rc = ernic_control_listen(ctl, o.control, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", ERNICD, err);
+#ifdef ERNIC_HAVE_RDMA
+		ernic_rdma_port_destroy(rport);
+#endif
 		ernic_control_destroy(ctl);
 		ernic_nvmf_destroy(nvmf);
 		return rc == -EINVAL ? 2 : 1;
 	}
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
-	fprintf(stderr, "%s: listening on %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s%s%s\n", ERNICD,
-		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", bound, o.nqn,
-		ernic_target_nr_ns(tgt), desc, o.nr_allow ? "allow-listed hosts only" : "any host",
-		o.control ? ", control " : "", o.control ? o.control : "");
+	fprintf(stderr, "%s: listening on %s%s%s:%u%s, subsystem %s, %u namespace(s), backend %s, %s%s%s\n", ERNICD,
+		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", bound,
+		o.rdma ? " (NVMe/RDMA)" : "", o.nqn, ernic_target_nr_ns(tgt), desc,
+		o.nr_allow ? "allow-listed hosts only" : "any host", o.control ? ", control " : "",
+		o.control ? o.control : "");
 	fflush(stderr);
 
 	for (;;) {
@@ -418,12 +460,19 @@ int main(int argc, char **argv)
 
 	fprintf(stderr, "%s: %s: stopping\n", ERNICD, strsignal(sig));
 	ernic_control_stop(ctl, ERNICD_STOP_GRACE_MS);
+#ifdef ERNIC_HAVE_RDMA
+	if (rport)
+		ernic_rdma_port_stop(rport, ERNICD_STOP_GRACE_MS);
+#endif
 	rc = flush_all(nvmf);
 	if (rc) {
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
 	print_counters(tgt, ctl, &o);
+#ifdef ERNIC_HAVE_RDMA
+	ernic_rdma_port_destroy(rport);
+#endif
 	ernic_control_destroy(ctl);
 	ernic_nvmf_destroy(nvmf);
 	if (trace && fclose(trace)) {

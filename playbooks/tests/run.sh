@@ -176,6 +176,14 @@ echo 1 >"$sysfs/class/nvme/nvme1/nvme1n1/nsid"
 expect "" 1
 mknod "$devfs/nvme1n1" b 7 201
 expect "nvme1 $devfs/nvme1n1" 1
+# ernic_transport rdma: an NVMe/TCP controller at the same address is not the one, an NVMe/RDMA one is.
+got=$(ERNIC_TRANSPORT=rdma dev_of) && fail "ernic-nvme-dev.sh with ERNIC_TRANSPORT=rdma took the tcp controller ($got)"
+cases=$((cases + 1))
+echo rdma >"$sysfs/class/nvme/nvme1/transport"
+expect "" 1
+got=$(ERNIC_TRANSPORT=rdma dev_of 1) || fail "ernic-nvme-dev.sh with ERNIC_TRANSPORT=rdma missed the rdma controller"
+[ "$got" = "nvme1 $devfs/nvme1n1" ] || fail "ernic-nvme-dev.sh with ERNIC_TRANSPORT=rdma: '$got'"
+cases=$((cases + 1))
 echo "== ernic-nvme-dev.sh: $cases cases"
 
 play logic tests/logic.yml || { show logic; fail "tests/logic.yml failed"; }

@@ -922,4 +922,73 @@ struct nvme_tcp_r2t_pdu {
 NVME_CHECK_SIZE(struct nvme_tcp_r2t_pdu, 24);
 NVME_CHECK_OFFSET(struct nvme_tcp_r2t_pdu, r2tl, 16);
 
+/* ------------------------------------------ NVMe/RDMA (RDMA Transport Binding 1.0) */
+
+/* RDMA CM private data format (RECFMT) 0, the only one defined. */
+#define NVME_RDMA_CM_FMT_1_0 0
+
+/*
+ * Private data of the RDMA CM connect request: the queue it opens and its
+ * sizes. HSQSIZE is 0's based, HRQSIZE is not (Figure 7 of the binding).
+ */
+struct nvme_rdma_cm_req {
+	uint16_t recfmt;
+	uint16_t qid;
+	uint16_t hrqsize;
+	uint16_t hsqsize;
+	uint16_t cntlid;
+	uint8_t rsvd[22];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_rdma_cm_req, 32);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, qid, 2);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, hrqsize, 4);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, hsqsize, 6);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, cntlid, 8);
+
+/* Private data of the accept: the controller's receive queue size (command capsules it can hold). */
+struct nvme_rdma_cm_rep {
+	uint16_t recfmt;
+	uint16_t crqsize;
+	uint8_t rsvd[28];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_rdma_cm_rep, 32);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_rep, crqsize, 2);
+
+/* Private data of a reject: why the queue was refused. */
+struct nvme_rdma_cm_rej {
+	uint16_t recfmt;
+	uint16_t sts;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_rdma_cm_rej, 4);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_rej, sts, 2);
+
+/* RDMA CM reject status codes (the binding's Figure 9) */
+enum nvme_rdma_cm_status {
+	NVME_RDMA_CM_INVALID_LEN = 0x01,
+	NVME_RDMA_CM_INVALID_RECFMT = 0x02,
+	NVME_RDMA_CM_INVALID_QID = 0x03,
+	NVME_RDMA_CM_INVALID_HSQSIZE = 0x04,
+	NVME_RDMA_CM_INVALID_HRQSIZE = 0x05,
+	NVME_RDMA_CM_NO_RSC = 0x06,
+	NVME_RDMA_CM_INVALID_IRD = 0x07,
+	NVME_RDMA_CM_INVALID_ORD = 0x08,
+	NVME_RDMA_CM_INVALID_CNTLID = 0x09,
+};
+
+/* Transport specific address subtype of an RDMA discovery log entry (Fabrics Figure 38) */
+struct nvmf_disc_rdma_tsas {
+	uint8_t qptype;
+	uint8_t prtype;
+	uint8_t cms;
+	uint8_t rsvd3[5];
+	uint16_t pkey;
+	uint8_t rsvd10[246];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_disc_rdma_tsas, 256);
+NVME_CHECK_OFFSET(struct nvmf_disc_rdma_tsas, pkey, 8);
+
+#define NVMF_RDMA_QPTYPE_CONNECTED 1
+#define NVMF_RDMA_PRTYPE_NOT_SPECIFIED 1
+#define NVMF_RDMA_CMS_RDMA_CM 1
+
 #endif /* ERNIC_NVME_SPEC_H */
