@@ -59,6 +59,7 @@ void ernic_identify_ctrlr_common(const struct ernic_ctrlr *ctrlr, const struct e
 	id->cntlid = ctrlr->cntlid;
 	id->ver = ctrlr->vs;
 	id->kas = 10; /* keep-alive granularity in 100 ms units */
+	id->ctratt = NVME_CTRL_CTRATT_TBKAS;
 	id->sqes = (6 << 4) | 6;
 	id->cqes = (4 << 4) | 4;
 	id->sgls = NVME_CTRL_SGLS_SUPPORTED | NVME_CTRL_SGLS_KEYED | (icd ? NVME_CTRL_SGLS_OFFSET : 0);

@@ -818,6 +818,28 @@ void ernic_target_check_keep_alive(struct ernic_target *tgt)
 		ernic_target_check_keep_alive_timers(tgt);
 }
 
+/*
+ * Traffic Based Keep Alive (Base 2.0 section 3.9.5.2, CTRATT.TBKAS): a command
+ * processed on any of the controller's queues since the last check restarts
+ * the timer, as Linux nvmet does, so a host busy with I/O whose Keep Alive is
+ * late under load keeps its association. Read here, every check, from the
+ * queues' exec_seq: the I/O path writes nothing more for it.
+ */
+static bool ctrlr_saw_traffic(struct ernic_ctrlr *ctrlr)
+{
+	uint64_t seen = 0;
+	bool moved;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	for (uint32_t qid = 0; qid <= ERNIC_MAX_IO_QUEUES; qid++)
+		if (ctrlr->sqs[qid])
+			seen += atomic_load_explicit(&ctrlr->sqs[qid]->exec_seq, memory_order_relaxed);
+	moved = seen != ctrlr->ka_traffic;
+	ctrlr->ka_traffic = seen;
+	pthread_mutex_unlock(&ctrlr->lock);
+	return moved;
+}
+
 void ernic_target_check_keep_alive_timers(struct ernic_target *tgt)
 {
 	uint64_t now = ernic_now_ns();
@@ -830,6 +852,10 @@ void ernic_target_check_keep_alive_timers(struct ernic_target *tgt)
 		if (!c)
 			continue;
 		deadline = atomic_load(&c->ka_deadline_ns);
+		if (deadline && ctrlr_saw_traffic(c)) {
+			ernic_ctrlr_keep_alive(c);
+			continue;
+		}
 		/* Keep Alive Timer expired (Base 3.9.5): the controller is fatal. */
 		if (deadline && now > deadline)
 			atomic_fetch_or(&c->csts, NVME_CSTS_CFS);

@@ -477,6 +477,7 @@ struct ernic_ctrlr {
 	/* Features */
 	uint32_t kato_ms;
 	_Atomic uint64_t ka_deadline_ns; /* 0: keep-alive off */
+	uint64_t ka_traffic; /* its queues' exec_seq summed at the last keep-alive check */
 	uint32_t nr_io_queues;		 /* granted by Set Features Number of Queues */
 	bool nr_queues_set;
 	uint32_t aec;

@@ -1304,6 +1304,9 @@ static void test_keep_alive_expiry_sets_cfs_and_queue_fatal(void)
 	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	/* The commands so far are traffic (TBKAS): this check restarts the timer. */
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
 	ut_sleep_ms(80);
 	/* Only the check declares it */
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
@@ -1313,6 +1316,36 @@ static void test_keep_alive_expiry_sets_cfs_and_queue_fatal(void)
 	CU_ASSERT_EQUAL(csts(fx.q[0]) & NVME_CSTS_CFS, NVME_CSTS_CFS);
 	/* A fatal controller executes nothing */
 	CU_ASSERT_NOT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	fx_fini();
+}
+
+/*
+ * Traffic Based Keep Alive: I/O on any queue, with no Keep Alive command,
+ * keeps the association past its KATO, and Identify says so (CTRATT.TBKAS);
+ * when the traffic stops, the timer runs out as before.
+ */
+static void test_io_traffic_without_keep_alive_keeps_the_controller_alive(void)
+{
+	struct nvme_cqe cqe;
+
+	fx_init();
+	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 50, &cqe), NVME_SC_SUCCESS);
+	fx.cntlid = (uint16_t)cqe.dw0;
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 0x30), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(((const struct nvme_id_ctrl *)fx.q[0]->buf)->ctratt & NVME_CTRL_CTRATT_TBKAS,
+			NVME_CTRL_CTRATT_TBKAS);
+	for (int i = 0; i < 6; i++) {
+		ut_sleep_ms(30);
+		CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+		ernic_target_check_keep_alive(fx.tgt);
+		CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	}
+	/* 180 ms of I/O against a 50 ms KATO, then silence */
+	ut_sleep_ms(120);
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
 	fx_fini();
 }
 
@@ -2117,6 +2150,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_get_features_round_trips_kato_aec_vwc), UT_CASE(test_unknown_feature_id_is_invalid_field),
 	UT_CASE(test_set_features_saveable_bit_is_feature_not_saveable),
 	UT_CASE(test_keep_alive_expiry_sets_cfs_and_queue_fatal),
+	UT_CASE(test_io_traffic_without_keep_alive_keeps_the_controller_alive),
 	UT_CASE(test_keep_alive_before_deadline_prevents_expiry), UT_CASE(test_keep_alive_off_with_kato_zero),
 	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_changed_ns_log_retained_with_rae),
 	UT_CASE(test_aen_without_aer_is_delivered_by_next_aer), UT_CASE(test_ns_changed_without_aec_completes_nothing),

@@ -537,6 +537,8 @@ NVME_CHECK_OFFSET(struct nvme_id_ctrl, psd, 2048);
 #define NVME_CTRL_ONCS_WRITE_ZEROES (1u << 3)
 /* OAES: Namespace Attribute Notices */
 #define NVME_CTRL_OAES_NS_ATTR (1u << 8)
+/* CTRATT: Traffic Based Keep Alive (Base 2.0 section 3.9.5.2): any command restarts the timer. */
+#define NVME_CTRL_CTRATT_TBKAS (1u << 6)
 /* LPA: extended data for Get Log Page */
 #define NVME_CTRL_LPA_EXTENDED (1u << 2)
 #define NVME_CTRL_CNTRLTYPE_IO 1
