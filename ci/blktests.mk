@@ -16,7 +16,7 @@
 BLKTESTS_HOME := $(shell git rev-parse --path-format=absolute --git-common-dir 2>/dev/null | sed 's|/\.git$$||')
 BLKTESTS ?= $(abspath $(or $(BLKTESTS_HOME),.)/../shared/blktests)
 BLKTESTS_RUN ?= nvme
-BLKTESTS_QUICK ?= nvme/004 nvme/008 nvme/019 nvme/025 nvme/029
+BLKTESTS_QUICK ?= nvme/004 nvme/025 nvme/029
 BLKTESTS_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
 
 .PHONY: blktests test-blktests

@@ -20,7 +20,7 @@ OUT=${BLKT_OUT:-$ROOT/build/blktests}
 LANE_OUT=${LANE_OUT:-$ROOT/build/lane}
 # Debian packages whose programs blktests' check, common/ and tests/nvme call.
 PKGS="bash gawk coreutils util-linux uuid-runtime xfsprogs e2fsprogs diffutils grep sed findutils gzip procps
-kmod nvme-cli fio iproute2 mount"
+kmod nvme-cli fio iproute2 mount bsdextrautils"
 MODULES="brd xfs"
 
 [ -x "$SRC/check" ] || die "no blktests at $SRC (no $SRC/check)"
@@ -72,7 +72,7 @@ done
 STAMP=$({
 	cat "$LANE_OUT/initramfs.stamp"
 	echo "$MODFILES"
-	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh" "$HERE/ernicd-target"
+	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh" "$HERE/ernicd-target" "$HERE/udevadm"
 	# shellcheck disable=SC2086
 	sha256sum $BINS $LIBS
 	stat -c '%Y' "$B/.built"
@@ -99,6 +99,9 @@ put() { # HOSTPATH: into the merged-/usr root
 for f in $BINS $LIBS; do put "$f"; done
 # check runs under bash; busybox sh makes blktests' zgrep-based kernel option checks fail.
 ln -sf bash "$R/usr/bin/sh"
+# No udev in the guest: its udevadm settle waits for the NVMe namespace scan instead.
+cp "$HERE/udevadm" "$R/usr/bin/udevadm"
+chmod 755 "$R/usr/bin/udevadm"
 for f in $MODFILES; do
 	mkdir -p "$(dirname "$R/usr/$f")"
 	cp "$KROOT/$f" "$R/usr/$f"

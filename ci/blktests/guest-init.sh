@@ -17,11 +17,12 @@ mount -t devpts devpts /dev/pts
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
 mount -t tmpfs shm /dev/shm
-mount -t configfs configfs /sys/kernel/config
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 echo /usr/sbin/modprobe >/proc/sys/kernel/modprobe
 hostname blktests
+# Both targets listen on 127.0.0.1; the guest has no other network.
+ip link set lo up
 
 say() { echo "blktests-guest: $*"; }
 bye() { sync; echo o >/proc/sysrq-trigger 2>/dev/null; poweroff -f; }
@@ -37,9 +38,10 @@ TESTS=$(arg blkt.tests nvme | tr , ' ')
 TARGETS=$(arg blkt.targets nvmet,ernicd | tr , ' ')
 PER_TEST=$(arg blkt.timeout 900)
 
-for m in loop brd xfs null_blk nvme-tcp nvmet nvmet-tcp crc32c_generic; do
+for m in configfs loop brd xfs null_blk nvme-tcp nvmet nvmet-tcp crc32c_generic; do
 	modprobe "$m" 2>/dev/null || say "modprobe $m failed"
 done
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
 # Results on xfs: nvmet's file backend opens its image with O_DIRECT, which tmpfs refuses on 6.1.
 modprobe -r brd 2>/dev/null
 modprobe brd rd_nr=1 rd_size=$((1200 * 1024)) || { say "no brd"; bye; }
@@ -86,6 +88,7 @@ for target in $TARGETS; do
 	fi
 	for t in $TESTS; do
 		log=$out/${t//\//-}.log
+		start=$(date +%s)
 		env "${env_t[@]}" timeout -k 10 "$PER_TEST" ./check -o "$out" "$t" >"$log" 2>&1
 		rc=$?
 		res=$(find "$out" -path "*/$t" -type f 2>/dev/null | head -n 1)
@@ -98,6 +101,11 @@ for target in $TARGETS; do
 			reason=$(reason_of "$out" "$t" "$log" "$status")
 		else
 			reason=$(reason_of "$out" "$t" "$log" "$status")
+		fi
+		say "$target $t: $status in $(($(date +%s) - start)) s"
+		if [ "$status" = fail ]; then
+			# The evidence, on the console: what check printed for the test.
+			grep -v '^\s*$' "$log" | tail -n 12 | sed "s|^|blktests-guest:   |"
 		fi
 		echo "BLKT|$target|$t|$status|$(echo "$reason" | tr '|\n' '/ ' | cut -c1-160)"
 		# A test that failed may leave its target behind: nothing of it may reach the next one.
