@@ -57,7 +57,7 @@ common_env=(NVMET_TRTYPES=tcp NVMET_BLKDEV_TYPES=device NVME_IMG_SIZE=350m NVME_
 
 # The reason for a test that did not pass, from check's output and its results/ files.
 reason_of() { # OUTDIR TEST LOG STATUS
-	local res f
+	local res
 	res=$(find "$1" -path "*/$2" -type f 2>/dev/null | head -n 1)
 	case "$4" in
 	"not run")
