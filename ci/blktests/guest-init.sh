@@ -79,14 +79,15 @@ reason_of() { # OUTDIR TEST LOG STATUS
 	esac
 }
 
-for target in $TARGETS; do
-	out=/results/$target
-	mkdir -p "$out"
-	env_t=("${common_env[@]}")
-	if [ "$target" = ernicd ]; then
-		env_t+=(NVME_TARGET_CONTROL=/blktests-ctl/ernicd-target ERNICD=/usr/bin/ernicd)
-	fi
-	for t in $TESTS; do
+# Each test on every target before the next test, so that a run cut short still gives whole rows.
+for t in $TESTS; do
+	for target in $TARGETS; do
+		out=/results/$target
+		mkdir -p "$out"
+		env_t=("${common_env[@]}")
+		if [ "$target" = ernicd ]; then
+			env_t+=(NVME_TARGET_CONTROL=/blktests-ctl/ernicd-target ERNICD=/usr/bin/ernicd)
+		fi
 		log=$out/${t//\//-}.log
 		start=$(date +%s)
 		env "${env_t[@]}" timeout -k 10 "$PER_TEST" ./check -o "$out" "$t" >"$log" 2>&1
