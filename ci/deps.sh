@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a group of targets needs, saying what is installed.
-# Usage: ci/deps.sh GROUP...   (build engine suites lane playbooks charts browser workflows fuzz)
+# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts browser workflows fuzz)
 set -eu
 pkgs=""
 for group in "$@"; do
@@ -9,6 +9,7 @@ for group in "$@"; do
 	engine) pkgs="$pkgs fio dpkg-dev debian-archive-keyring" ;;
 	suites) pkgs="$pkgs fio jq" ;;
 	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq iproute2" ;;
+	blktests) pkgs="$pkgs gawk uuid-runtime xfsprogs e2fsprogs diffutils util-linux mount procps" ;;
 	playbooks) pkgs="$pkgs ansible-core ansible-lint" ;;
 	charts) pkgs="$pkgs gnuplot-nox" ;;
 	browser) pkgs="$pkgs chromium" ;;

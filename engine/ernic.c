@@ -14,7 +14,8 @@
  * host qpair is single-threaded; with one job per queue the I/O path takes
  * no lock and allocates nothing.
  *
- * An io_u larger than MDTS (ERNIC_MAX_XFER, 128 KiB) becomes several
+ * An io_u larger than MDTS (the controller's Identify MDTS: 128 KiB by
+ * default, mdts= in the backend string) becomes several
  * commands, as the Linux initiator splits a bio against max_hw_sectors; the
  * io_u completes when its last command does, with the first error seen.
  *
@@ -140,6 +141,7 @@ static struct {
 	uint32_t nr_queues;
 	uint32_t lba_shift;
 	uint64_t ns_size;
+	uint32_t max_xfer; /* from the MDTS Identify Controller reports, as a host knows it */
 	char *stats_path;
 	uint32_t stage_sample; /* the first job's ernic_stage_sample, for every queue */
 	uint64_t ios, capsules, split_ios;
@@ -168,6 +170,7 @@ struct ernic_job {
 	bool shared;
 	uint16_t qid;
 	uint32_t lba_shift;
+	uint32_t max_xfer;
 	uint64_t bs_mask;
 	bool host_checks;
 	unsigned int ring_mask; /* rings hold a power of two > iodepth entries */
@@ -351,6 +354,8 @@ static int ernic_run_setup(struct thread_data *td)
 		goto fail;
 	}
 
+	/* MDTS is in units of CAP.MPSMIN, 4 KiB here (Base 2.0 Figure 275). */
+	ernic_run.max_xfer = ernic_mdts_bytes(ernic_host_id_ctrl(ernic_run.hc)->mdts);
 	ernic_run.nr_queues = ernic_host_nr_io_queues(ernic_run.hc);
 	if (!ernic_run.nr_queues) {
 		log_err("ernic: the controller granted no I/O queues\n");
@@ -472,6 +477,7 @@ static int fio_ernic_init(struct thread_data *td)
 	job->qid = (uint16_t)(q + 1);
 	job->shared = q + ernic_run.nr_queues < thread_number;
 	job->lba_shift = ernic_run.lba_shift;
+	job->max_xfer = ernic_run.max_xfer;
 	job->bs_mask = (1ull << ernic_run.lba_shift) - 1;
 	job->host_checks = o->host_checks;
 	pthread_mutex_unlock(&ernic_run.lock);
@@ -615,7 +621,7 @@ static bool ernic_io_submit(struct ernic_job *job, struct ernic_io *io)
 	}
 
 	while (io->left) {
-		len = io->left < ERNIC_MAX_XFER ? (uint32_t)io->left : ERNIC_MAX_XFER;
+		len = io->left < job->max_xfer ? (uint32_t)io->left : job->max_xfer;
 		ernic_host_rw_sqe(&sqe, io->opc, ERNIC_NSID, io->off >> job->lba_shift, ernic_nlb(job, len));
 		rc = ernic_host_submit(qp, &sqe, io->buf, len, io);
 		if (rc == -EBUSY)
@@ -662,7 +668,7 @@ static int fio_ernic_commit(struct thread_data *td)
 		struct ernic_io *io = job->sq[i];
 
 		/* Only data moves under MDTS; one DSM range covers any trim. */
-		if (io->left > ERNIC_MAX_XFER && io->opc != NVME_CMD_DSM)
+		if (io->left > job->max_xfer && io->opc != NVME_CMD_DSM)
 			job->split_ios++;
 		if (stamp) {
 			io->io_u->issue_time = now;
@@ -803,7 +809,7 @@ static int ernic_write_stats(const char *path)
 	fprintf(f,
 		"{\"backend\": \"%s\", \"io_queues\": %" PRIu32 ", \"mdts_bytes\": %u, \"ios\": %" PRIu64
 		", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64 ", \"target\": %s",
-		ernic_run.backend, ernic_run.nr_queues, ERNIC_MAX_XFER, ernic_run.ios, ernic_run.capsules,
+		ernic_run.backend, ernic_run.nr_queues, ernic_run.max_xfer, ernic_run.ios, ernic_run.capsules,
 		ernic_run.split_ios, buf);
 	ernic_write_stages(f);
 	fputs("}\n", f);
@@ -850,7 +856,7 @@ static void fio_ernic_cleanup(struct thread_data *td)
 	if (output_format & FIO_OUTPUT_NORMAL)
 		log_info("ernic: %s: qid %u: %" PRIu64 " ios in %" PRIu64 " capsules, %" PRIu64
 			 " split at MDTS %u KiB\n",
-			 td->o.name, job->qid, job->ios, job->capsules, job->split_ios, ERNIC_MAX_XFER / 1024);
+			 td->o.name, job->qid, job->ios, job->capsules, job->split_ios, job->max_xfer / 1024);
 
 	pthread_mutex_lock(&ernic_run.lock);
 	ernic_run.ios += job->ios;

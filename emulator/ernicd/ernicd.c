@@ -55,7 +55,8 @@ static const char usage[] =
 	"; IPv6 as [ADDR]:PORT)\n"
 	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
 	"  --backend STR       a namespace, nvmeof:size=8G,bs=4096[,file=PATH][,queues=N]...; repeat\n"
-	"                      for more namespaces (the first sets queues and queue_size).\n"
+	"                      for more namespaces (the first sets queues, queue_size and mdts;\n"
+	"                      mdts=N caps a transfer at 4 KiB << N, default 5; mdts=0 is no limit).\n"
 	"                      Default: $ERNIC_BACKEND, else nvmeof:size=1G,bs=4096 in RAM\n"
 	"  --allow-host NQN    accept Connect only from these host NQNs (repeat); default any host\n"
 	"  --max-connections N connections served at once (1..65536, default " ERNICD_STR(ERNIC_TCP_MAX_CONNECTIONS)

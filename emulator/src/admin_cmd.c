@@ -79,8 +79,10 @@ static void identify_ctrlr(const struct ernic_ctrlr *ctrlr, const struct ernic_s
 	snprintf(id->subnqn, sizeof(id->subnqn), "%s", tgt->subnqn);
 	id->cntrltype = NVME_CTRL_CNTRLTYPE_IO;
 	id->maxcmd = (uint16_t)tgt->cfg.queue_size;
-	id->mdts = ERNIC_MDTS;
+	id->mdts = (uint8_t)tgt->cfg.mdts;
 	id->oaes = NVME_CTRL_OAES_NS_ATTR;
+	/* No per-namespace SMART data (bit 0): the SMART page is the controller's whatever the NSID. */
+	id->lpa |= NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_SUPPORTED_LOGS;
 	id->acl = 3;
 	id->frmw = (1 << 1) | 1; /* one slot, read-only */
 	id->wctemp = 343;
@@ -256,7 +258,7 @@ uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t
 	/* LPO must be dword aligned and inside the page (Base 5.16). */
 	if ((lpo & 3) || lpo > size)
 		return NVME_SC_INVALID_FIELD;
-	if (len > ERNIC_MAX_XFER)
+	if (len > req->sq->tgt->max_xfer)
 		return NVME_SC_INVALID_FIELD;
 	status = ernic_req_map_data_atleast(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
 	if (status)
@@ -282,8 +284,77 @@ static uint16_t admin_ana_log(struct ernic_req *req)
 	return status;
 }
 
+/* The log pages an I/O controller returns; Supported Log Pages (00h) is built from this list. */
+static const uint8_t admin_log_pages[] = {
+	NVME_LOG_SUPPORTED, NVME_LOG_ERROR,	    NVME_LOG_SMART,
+	NVME_LOG_FW_SLOT,   NVME_LOG_CHANGED_NS, NVME_LOG_CMD_EFFECTS, NVME_LOG_ANA,
+};
+
+/*
+ * What each command does besides moving its data (Base 2.0 Figure 210); an
+ * opcode not listed is unsupported. Kept beside the dispatch below and in
+ * io_cmd.c, and checked against them by ctrlr_ut.
+ */
+static const struct {
+	uint8_t opc;
+	uint32_t effects;
+} admin_cmd_effects[] = {
+	{ NVME_ADMIN_GET_LOG_PAGE, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_IDENTIFY, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_ABORT, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_SET_FEATURES, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_GET_FEATURES, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_ASYNC_EVENT, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_KEEP_ALIVE, NVME_CMD_EFFECTS_CSUPP },
+}, nvm_cmd_effects[] = {
+	{ NVME_CMD_FLUSH, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_CMD_WRITE, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
+	{ NVME_CMD_READ, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_CMD_WRITE_ZEROES, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
+	{ NVME_CMD_DSM, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
+};
+
+static void supported_log(struct nvme_supported_log *log)
+{
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(admin_log_pages); i++)
+		log->lid[admin_log_pages[i]] = NVME_LOG_LSUPP;
+}
+
+/* Only the NVM command set's I/O commands exist (Base 2.0 5.16.1.6: CSI selects them), as nvmet answers. */
+static uint16_t cmd_effects_log(const struct ernic_req *req, struct nvme_cmd_effects_log *log)
+{
+	if (NVME_LOG_CSI(req->sqe.cdw14) != NVME_CSI_NVM)
+		return NVME_SC_INVALID_LOG_PAGE;
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(admin_cmd_effects); i++)
+		log->acs[admin_cmd_effects[i].opc] = admin_cmd_effects[i].effects;
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(nvm_cmd_effects); i++)
+		log->iocs[nvm_cmd_effects[i].opc] = nvm_cmd_effects[i].effects;
+	return NVME_SC_SUCCESS;
+}
+
+/*
+ * Changed Namespace List: what ernic_target_ns_changed() gathered. Reading it
+ * with RAE clear empties it and unmasks the Namespace Attribute Notice (Base
+ * 2.0 5.2: an event type stays masked until its log page is read).
+ */
+static void changed_ns_log(struct ernic_ctrlr *ctrlr, bool rae, struct nvme_changed_ns_log *log)
+{
+	pthread_mutex_lock(&ctrlr->lock);
+	if (ctrlr->changed_ns_overflow)
+		log->nsid[0] = NVME_CHANGED_NS_OVERFLOW;
+	else
+		memcpy(log->nsid, ctrlr->changed_ns, ctrlr->nr_changed_ns * sizeof(uint32_t));
+	if (!rae) {
+		ctrlr->nr_changed_ns = 0;
+		ctrlr->changed_ns_overflow = false;
+		ctrlr->ns_attr_aen_masked = false;
+	}
+	pthread_mutex_unlock(&ctrlr->lock);
+}
+
 static uint16_t admin_get_log_page(struct ernic_req *req)
 {
+	uint16_t status;
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint8_t lid = (uint8_t)req->sqe.cdw10;
 	bool rae = req->sqe.cdw10 & (1u << 15);
@@ -292,6 +363,16 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 
 	memset(page, 0, sizeof(page));
 	switch (lid) {
+	case NVME_LOG_SUPPORTED:
+		supported_log((struct nvme_supported_log *)page);
+		size = sizeof(struct nvme_supported_log);
+		break;
+	case NVME_LOG_CMD_EFFECTS:
+		status = cmd_effects_log(req, (struct nvme_cmd_effects_log *)page);
+		if (status)
+			return status;
+		size = sizeof(struct nvme_cmd_effects_log);
+		break;
 	case NVME_LOG_ERROR:
 		pthread_mutex_lock(&ctrlr->lock);
 		memcpy(page, ctrlr->errlog, sizeof(ctrlr->errlog));
@@ -312,17 +393,10 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 		size = sizeof(*fw);
 		break;
 	}
-	case NVME_LOG_CHANGED_NS: {
-		uint32_t *list = (uint32_t *)page;
-
-		pthread_mutex_lock(&ctrlr->lock);
-		memcpy(list, ctrlr->changed_ns, ctrlr->nr_changed_ns * sizeof(uint32_t));
-		if (!rae)
-			ctrlr->nr_changed_ns = 0;
-		pthread_mutex_unlock(&ctrlr->lock);
-		size = 4096;
+	case NVME_LOG_CHANGED_NS:
+		changed_ns_log(ctrlr, rae, (struct nvme_changed_ns_log *)page);
+		size = sizeof(struct nvme_changed_ns_log);
 		break;
-	}
 	case NVME_LOG_ANA:
 		return admin_ana_log(req);
 	default:

@@ -107,6 +107,7 @@ int ernic_target_alloc(const struct ernic_backend_cfg *cfg, const struct ernic_t
 		return -ENOMEM;
 	}
 	tgt->cfg = *cfg;
+	tgt->max_xfer = ernic_mdts_bytes(cfg->mdts);
 	snprintf(tgt->subnqn, sizeof(tgt->subnqn), "%s",
 		 opts && opts->subnqn ? opts->subnqn : ERNIC_DEFAULT_SUBNQN);
 	for (const char *p = tgt->subnqn; *p; p++)
@@ -491,15 +492,20 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 		if (!ctrlr || ctrlr->discovery)
 			continue;
 		pthread_mutex_lock(&ctrlr->lock);
-		queue = ctrlr->aec & NVME_CTRL_OAES_NS_ATTR;
-		if (queue && ctrlr->nr_changed_ns < ERNIC_MAX_NS) {
+		if (!ctrlr->changed_ns_overflow) {
 			bool seen = false;
 
 			for (uint32_t j = 0; j < ctrlr->nr_changed_ns; j++)
 				seen |= ctrlr->changed_ns[j] == nsid;
-			if (!seen)
+			if (!seen && ctrlr->nr_changed_ns == NVME_CHANGED_NS_MAX)
+				ctrlr->changed_ns_overflow = true;
+			else if (!seen)
 				ctrlr->changed_ns[ctrlr->nr_changed_ns++] = nsid;
 		}
+		/* One notice until the host reads the log (Base 2.0 5.2), and only if it asked for them. */
+		queue = (ctrlr->aec & NVME_CTRL_OAES_NS_ATTR) && !ctrlr->ns_attr_aen_masked;
+		if (queue)
+			ctrlr->ns_attr_aen_masked = true;
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (queue)
 			ernic_ctrlr_add_aen(ctrlr, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,

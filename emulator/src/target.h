@@ -493,8 +493,11 @@ struct ernic_ctrlr {
 	uint32_t nr_aer_reqs;
 	uint32_t aens[ERNIC_MAX_AEN]; /* pending events as AER DW0 */
 	uint32_t nr_aens;
-	uint32_t changed_ns[ERNIC_MAX_NS];
+	/* The Changed Namespace List log (Base 2.0 5.16.1.5), kept whether or not its notice is enabled */
+	uint32_t changed_ns[NVME_CHANGED_NS_MAX];
 	uint32_t nr_changed_ns;
+	bool changed_ns_overflow;  /* more than NVME_CHANGED_NS_MAX: the log says FFFFFFFFh */
+	bool ns_attr_aen_masked;   /* a Namespace Attribute Notice was sent; the log was not read since */
 	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	uint64_t start_ns;
@@ -506,6 +509,7 @@ struct ernic_ctrlr {
 
 struct ernic_target {
 	struct ernic_backend_cfg cfg;
+	uint32_t max_xfer; /* ernic_mdts_bytes(cfg.mdts): what one command may move */
 	char subnqn[NVMF_NQN_SIZE];
 	char serial[21];
 	char model[41];

@@ -9,6 +9,7 @@
  * a busy one answers without a system call.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -381,6 +382,13 @@ int ernic_inproc_port_create(struct ernic_target *tgt, const struct ernic_inproc
 	int rc;
 
 	*out = NULL;
+	/* A host's memory region maps a bounded page list: RDMA has no "no limit" (ERNIC_INPROC_MDTS_MAX). */
+	if (cfg->mdts == 0 || cfg->mdts > ERNIC_INPROC_MDTS_MAX) {
+		snprintf(err, errlen,
+			 "Error: nvmeof backend: mdts must be 1..%u for an in-process (RDMA) port (got %" PRIu32 ")",
+			 ERNIC_INPROC_MDTS_MAX, cfg->mdts);
+		return -EINVAL;
+	}
 	port = calloc(1, sizeof(*port) + pollers * sizeof(port->pollers[0]));
 	if (!port) {
 		snprintf(err, errlen, "Error: out of memory starting %u pollers", pollers);

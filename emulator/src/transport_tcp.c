@@ -53,13 +53,11 @@
 #define TCP_MAX_PAD 256
 #define TCP_RBUF_SIZE (16 * 1024)
 #define TCP_BUSY_POLL_NS 50000ull
-/* A command's data buffer: one MDTS transfer, or the largest in-capsule data. */
-#define TCP_REQ_BUF_SIZE MAX(ERNIC_MAX_XFER, ERNIC_TCP_IN_CAPSULE_DATA)
 /*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
- * pages. It grows to TCP_REQ_BUF_SIZE the first time a larger transfer needs
- * it and keeps that, so a socket that never connects costs a few KiB, not
- * TCP_REQ_BUF_SIZE per slot.
+ * pages. It grows the first time a larger transfer needs it and keeps that,
+ * so a socket that never connects costs a few KiB, not an MDTS per slot
+ * (tcp_req_buf_reserve()).
  */
 #define TCP_REQ_BUF_SMALL ERNIC_TCP_IN_CAPSULE_DATA
 /* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
@@ -111,7 +109,7 @@ struct tcp_req {
 	struct ernic_req req;
 	struct tcp_conn *conn;
 	enum tcp_req_state state;
-	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown once, kept */
+	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown on demand, kept */
 	uint32_t buf_size;
 	uint32_t h2c_len;  /* host to controller bytes held in buf */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
@@ -643,19 +641,34 @@ static void tcp_req_put(struct tcp_conn *conn, struct tcp_req *treq)
 	pthread_mutex_unlock(&conn->lock);
 }
 
-/* Make the slot's buffer hold @len bytes (at most TCP_REQ_BUF_SIZE); its contents are not kept. */
+/* The most a command's data buffer holds: one MDTS transfer of the target, or the largest in-capsule data. */
+static inline uint32_t tcp_req_buf_max(const struct ernic_sq *sq)
+{
+	return MAX(sq->tgt->max_xfer, ERNIC_TCP_IN_CAPSULE_DATA);
+}
+
+/*
+ * Make the slot's buffer hold @len bytes (at most tcp_req_buf_max()); its
+ * contents are not kept. The first growth takes the default MDTS transfer at
+ * once, as most I/O fits it; a larger MDTS (or none, mdts=0) grows by powers
+ * of two, so a slot grows a few times at most and only as far as its host's
+ * largest transfer, never to a limit of gigabytes up front.
+ */
 static int tcp_req_buf_reserve(struct tcp_req *treq, uint32_t len)
 {
+	uint64_t size;
 	uint8_t *buf;
 
 	if (ERNIC_LIKELY(len <= treq->buf_size))
 		return 0;
-	buf = malloc(TCP_REQ_BUF_SIZE);
+	size = MAX((uint64_t)ERNIC_MAX_XFER, 1ull << (64 - __builtin_clzll((uint64_t)len - 1)));
+	size = MIN(size, (uint64_t)tcp_req_buf_max(treq->req.sq));
+	buf = malloc(size);
 	if (!buf)
 		return -ENOMEM;
 	free(treq->buf);
 	treq->buf = buf;
-	treq->buf_size = TCP_REQ_BUF_SIZE;
+	treq->buf_size = (uint32_t)size;
 	return 0;
 }
 
@@ -713,7 +726,7 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 	case NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK:
 		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_TRANSPORT)
 			return NVME_SC_SGL_INVALID_SUBTYPE;
-		if (len > sgl_len || len > TCP_REQ_BUF_SIZE)
+		if (len > sgl_len || len > tcp_req_buf_max(req->sq))
 			return NVME_SC_SGL_INVALID_DATA_LEN;
 		if (dir == NVME_DATA_HOST_TO_CTRL) {
 			/* Solicited before exec; less only when the SGL was too long to solicit. */
@@ -1116,7 +1129,7 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	 */
 	if (!datal && nvme_sqe_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
-	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE && !ernic_req_check(&treq->req)) {
+	    sgl->unkeyed.length && sgl->unkeyed.length <= tcp_req_buf_max(&conn->sq) && !ernic_req_check(&treq->req)) {
 		if (tcp_req_buf_reserve(treq, sgl->unkeyed.length)) {
 			tcp_req_put(conn, treq);
 			return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);

@@ -53,6 +53,8 @@ struct th {
 };
 
 static struct th g_th;
+/* mdts= of the targets th_setup() creates; a test that changes it puts ERNIC_MDTS back. */
+static uint32_t g_mdts = ERNIC_MDTS;
 
 static struct ernic_target *tgt_create_allow(const char *const *allow_hosts)
 {
@@ -65,6 +67,7 @@ static struct ernic_target *tgt_create_allow(const char *const *allow_hosts)
 	cfg.size = NS_SIZE;
 	cfg.bs = BS;
 	cfg.queues = 4;
+	cfg.mdts = g_mdts;
 	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "%s\n", err);
 	return tgt;
@@ -1054,6 +1057,43 @@ static void test_invalid_write_completes_without_r2t(void)
 	th_teardown(th);
 }
 
+/*
+ * mdts=0 is no limit over TCP: a 4 MiB write and read each go in one command
+ * (nvme-cli passthrough sends such), the slot's buffer growing to it; mdts=1
+ * refuses 12 KiB without an R2T.
+ */
+static void test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib(void)
+{
+	const uint32_t len = 4u << 20;
+	uint8_t *wbuf = malloc(len), *rbuf = calloc(1, len);
+	struct th *th;
+	int admin_fd;
+
+	CU_ASSERT_FATAL(wbuf && rbuf);
+	g_mdts = 0;
+	th = th_setup(0);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	fill(wbuf, len, 6);
+	th->h2c_chunk = 64 * 1024;
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, len, false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, len, false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, len));
+	close(admin_fd);
+	th_teardown(th);
+
+	g_mdts = 1;
+	th = th_setup(0);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, 8192, false) == 0);
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 3, 3 * BS) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
+	close(admin_fd);
+	th_teardown(th);
+	g_mdts = ERNIC_MDTS;
+	free(wbuf);
+	free(rbuf);
+}
+
 /* ---------------------------------------------------------------- logging */
 
 /* The whole log, after the port is gone; NUL-terminated. */
@@ -1635,7 +1675,7 @@ static void test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after
 }
 
 
-UT_MAIN("transport_tcp",
+UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
 	UT_CASE(test_crc32c_check_value_and_chaining),
 	UT_CASE(test_icreq_without_digests),
 	UT_CASE(test_icreq_with_digests_and_small_maxh2cdata),

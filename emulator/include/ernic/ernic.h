@@ -44,9 +44,18 @@ extern "C" {
 #define ERNIC_MAX_QUEUE_SIZE 1024
 #define ERNIC_DEFAULT_QUEUES 4
 #define ERNIC_MAX_IO_QUEUES 64 /* NVMe allows 65535; no RNIC table here could feed that */
-#define ERNIC_MDTS 5		/* 2^5 pages of 4 KiB = 128 KiB */
+#define ERNIC_MDTS 5		/* mdts= default: 2^5 pages of 4 KiB = 128 KiB, as the seed's emulated RNIC reports */
 #define ERNIC_PAGE_SIZE 4096u
+/* The default MDTS in bytes; a target's own limit is ernic_mdts_bytes(cfg->mdts). */
 #define ERNIC_MAX_XFER (ERNIC_PAGE_SIZE << ERNIC_MDTS)
+/* Largest mdts=: 4 KiB << 19 = 2 GiB, the largest power of two the 32-bit SGL length holds. */
+#define ERNIC_MDTS_MAX 19
+/*
+ * Largest mdts= an in-process (RDMA) port serves: 2^8 pages = 1 MiB, the most
+ * one memory region of a Linux nvme-rdma host maps (NVME_RDMA_MAX_SEGMENTS,
+ * 256 pages). RDMA has no "no limit": mdts=0 is refused there too.
+ */
+#define ERNIC_INPROC_MDTS_MAX 8
 #define ERNIC_IOCCSZ 4 /* 64-byte capsules: no in-capsule data over RDMA */
 #define ERNIC_IORCSZ 1
 #define ERNIC_DEFAULT_SUBNQN "nqn.2026-11.io.ernic:nvmeof"
@@ -104,6 +113,8 @@ struct ernic_fault_cfg {
  * @max_mr: entries in the memory-region table
  * @pollers: target poller threads serving the in-process queues
  * @fault: faults the namespace injects (all zero: none, and no cost)
+ * @mdts: Identify Controller MDTS, a power of two in 4 KiB pages (0..ERNIC_MDTS_MAX);
+ *        0 is no limit, served over NVMe/TCP only (see ERNIC_INPROC_MDTS_MAX)
  * @skip_mr_budget: test-only: accept a queue count the MR table cannot feed,
  *                  so the connect-time failure can be reproduced
  */
@@ -116,10 +127,17 @@ struct ernic_backend_cfg {
 	uint32_t max_mr;
 	uint32_t pollers;
 	struct ernic_fault_cfg fault;
+	uint32_t mdts;
 	bool skip_mr_budget;
 };
 
-/* The defaults: nvmeof:size=1G,bs=4096,queues=4,queue_size=128,max_mr=ERNIC_MAX_MR */
+/* Largest data transfer of one command under @mdts: UINT32_MAX (the SGL length's limit) for 0. */
+static inline uint32_t ernic_mdts_bytes(uint32_t mdts)
+{
+	return mdts ? ERNIC_PAGE_SIZE << mdts : UINT32_MAX;
+}
+
+/* The defaults: nvmeof:size=1G,bs=4096,queues=4,queue_size=128,max_mr=ERNIC_MAX_MR,mdts=5 */
 void ernic_backend_cfg_init(struct ernic_backend_cfg *cfg);
 
 /**

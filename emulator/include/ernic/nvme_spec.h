@@ -539,8 +539,10 @@ NVME_CHECK_OFFSET(struct nvme_id_ctrl, psd, 2048);
 #define NVME_CTRL_OAES_NS_ATTR (1u << 8)
 /* CTRATT: Traffic Based Keep Alive (Base 2.0 section 3.9.5.2): any command restarts the timer. */
 #define NVME_CTRL_CTRATT_TBKAS (1u << 6)
-/* LPA: extended data for Get Log Page */
+/* LPA (Base 2.0 Figure 275): Commands Supported and Effects, extended data for Get Log Page, Supported Log Pages */
+#define NVME_CTRL_LPA_CMD_EFFECTS (1u << 1)
 #define NVME_CTRL_LPA_EXTENDED (1u << 2)
+#define NVME_CTRL_LPA_SUPPORTED_LOGS (1u << 5)
 #define NVME_CTRL_CNTRLTYPE_IO 1
 #define NVME_CTRL_CNTRLTYPE_DISCOVERY 2
 
@@ -611,12 +613,57 @@ NVME_CHECK_SIZE(struct nvme_ns_id_desc, 4);
 /* --------------------------------------------------------- Log pages (5.16) */
 
 enum nvme_log_page {
+	NVME_LOG_SUPPORTED = 0x00,
 	NVME_LOG_ERROR = 0x01,
 	NVME_LOG_SMART = 0x02,
 	NVME_LOG_FW_SLOT = 0x03,
 	NVME_LOG_CHANGED_NS = 0x04,
+	NVME_LOG_CMD_EFFECTS = 0x05,
 	NVME_LOG_DISC = 0x70,
 };
+
+/* Get Log Page CDW14 bits 31:24: the command set a log page such as Commands Supported and Effects is for. */
+#define NVME_LOG_CSI(cdw14) ((uint8_t)((cdw14) >> 24))
+
+/*
+ * Supported Log Pages (LID 00h, Base 2.0 5.16.1.1): one LID Supported and
+ * Effects dword per log identifier.
+ */
+#define NVME_LOG_LSUPP (1u << 0) /* the log page is supported */
+#define NVME_LOG_IOS (1u << 1)	 /* Index Offset Supported: LPO may be an index */
+struct nvme_supported_log {
+	uint32_t lid[256];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_supported_log, 1024);
+NVME_CHECK_OFFSET(struct nvme_supported_log, lid[NVME_LOG_CHANGED_NS], 16);
+
+/*
+ * Changed Namespace List (LID 04h, Base 2.0 5.16.1.5): up to 1024 NSIDs; when
+ * more changed, the first entry is FFFFFFFFh and the rest are zero.
+ */
+#define NVME_CHANGED_NS_MAX 1024
+#define NVME_CHANGED_NS_OVERFLOW 0xFFFFFFFFu
+struct nvme_changed_ns_log {
+	uint32_t nsid[NVME_CHANGED_NS_MAX];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_changed_ns_log, 4096);
+
+/*
+ * Commands Supported and Effects (LID 05h, Base 2.0 5.16.1.6): a dword per
+ * admin opcode, then one per I/O opcode of the command set CDW14.CSI names.
+ */
+#define NVME_CMD_EFFECTS_CSUPP (1u << 0) /* the command is supported */
+#define NVME_CMD_EFFECTS_LBCC (1u << 1)	 /* it may change logical block content */
+#define NVME_CMD_EFFECTS_NCC (1u << 2)	 /* it may change namespace capabilities */
+#define NVME_CMD_EFFECTS_NIC (1u << 3)	 /* it may change the namespace inventory */
+#define NVME_CMD_EFFECTS_CCC (1u << 4)	 /* it may change controller capabilities */
+struct nvme_cmd_effects_log {
+	uint32_t acs[256];
+	uint32_t iocs[256];
+	uint8_t rsvd2048[2048];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_cmd_effects_log, 4096);
+NVME_CHECK_OFFSET(struct nvme_cmd_effects_log, iocs, 1024);
 
 struct nvme_error_log_entry {
 	uint64_t error_count;
