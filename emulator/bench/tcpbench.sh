@@ -48,7 +48,7 @@ done
 echo "median of $rounds (commit $commit): case, IOPS, target CPU-us per I/O"
 for c in $cases; do
 	IFS=: read -r rw bs qd <<<"$c"
-	awk -v rw="$rw" -v bs="$bs" -v qd="$qd" '$1 == rw && $2 == bs && $3 == qd { split($4, f, ","); i[n] = f[1]; u[n] = f[2]; n++ }
+	awk -v rw="$rw" -v bs="$bs" -v qd="$qd" 'BEGIN { n = 0 } $1 == rw && $2 == bs && $3 == qd { split($4, f, ","); i[n] = f[1]; u[n] = f[2]; n++ }
 		function med(a, n,   k, j, t) { for (k = 0; k < n; k++) for (j = k + 1; j < n; j++) if (a[j] < a[k]) { t = a[k]; a[k] = a[j]; a[j] = t }
 			return n % 2 ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2 }
 		END { printf "  %-9s bs=%-6s qd=%-3s %9.0f IOPS %7.2f CPU-us/IO\n", rw, bs, qd, med(i, n), med(u, n) }' "$log.runs"
