@@ -59,7 +59,13 @@
 #define TCP_MAX_HLEN (TCP_IC_HLEN + NVME_TCP_DIGEST_LEN)
 /* PDO is 8 bits, so padding before data never exceeds this. */
 #define TCP_MAX_PAD 256
-#define TCP_RBUF_SIZE (16 * 1024)
+/*
+ * One recv() brings up to this much: at queue depth 32 every 4 KiB write
+ * with its data in the capsule, so one read and one send serve them all.
+ */
+#define TCP_RBUF_SIZE (160 * 1024)
+/* Data at least this long is received straight into its buffer instead of through rbuf. */
+#define TCP_RECV_DIRECT_MIN (16 * 1024)
 /*
  * The send batch: iovecs (under IOV_MAX), the header bytes they point at, and
  * the commands whose completion they carry. A PDU takes at most 5 iovecs and
@@ -167,7 +173,7 @@ struct tcp_conn {
 	uint32_t nr_reqs;
 	struct tcp_req *free_reqs;
 	/* The send batch (under @lock): see the top of this file */
-	uint32_t tx_niov, tx_hdr_used, tx_nreqs;
+	uint32_t tx_niov, tx_hdr_used, tx_nreqs, tx_npdus;
 	struct iovec tx_iov[TCP_TX_IOV];
 	struct tcp_req *tx_reqs[TCP_TX_REQS];
 	_Alignas(8) uint8_t tx_hdr[TCP_TX_HDR_BYTES];
@@ -215,6 +221,7 @@ struct ernic_tcp_port {
 	atomic_bool trace_stop;
 	pthread_mutex_t trace_lock; /* @trace and @stages */
 	struct ernic_tcp_stage_stats stages;
+	_Atomic uint64_t tx_pdus, tx_sends; /* struct ernic_tcp_tx_stats */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -384,8 +391,11 @@ static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
 {
 	int rc = 0;
 
-	if (conn->tx_niov)
+	if (conn->tx_niov) {
 		rc = tcp_sendv_locked(conn, conn->tx_iov, (int)conn->tx_niov, more ? MSG_MORE : 0);
+		atomic_fetch_add_explicit(&conn->port->tx_pdus, conn->tx_npdus, memory_order_relaxed);
+		atomic_fetch_add_explicit(&conn->port->tx_sends, 1, memory_order_relaxed);
+	}
 	for (uint32_t i = 0; i < conn->tx_nreqs; i++) {
 		struct tcp_req *treq = conn->tx_reqs[i];
 
@@ -394,7 +404,7 @@ static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
 			tcp_sample_sent(conn, treq);
 		tcp_req_put_locked(conn, treq);
 	}
-	conn->tx_niov = conn->tx_hdr_used = conn->tx_nreqs = 0;
+	conn->tx_niov = conn->tx_hdr_used = conn->tx_nreqs = conn->tx_npdus = 0;
 	return rc;
 }
 
@@ -470,6 +480,7 @@ static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, con
 		*iov++ = (struct iovec){ out + hlen + hd, dd };
 	}
 	conn->tx_niov = (uint32_t)(iov - conn->tx_iov);
+	conn->tx_npdus++;
 	return 0;
 }
 
@@ -683,6 +694,12 @@ void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_tcp_st
 	pthread_mutex_lock(&port->trace_lock);
 	*s = port->stages;
 	pthread_mutex_unlock(&port->trace_lock);
+}
+
+void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_stats *s)
+{
+	s->pdus = atomic_load_explicit(&port->tx_pdus, memory_order_relaxed);
+	s->sends = atomic_load_explicit(&port->tx_sends, memory_order_relaxed);
 }
 
 int ernic_tcp_stage_stats_json(const struct ernic_tcp_stage_stats *s, char *buf, size_t len)
@@ -1007,7 +1024,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		if (rc)
 			return rc;
 		/* A large remainder (data) goes straight to its destination, copied once. */
-		direct = len - got >= sizeof(conn->rbuf);
+		direct = len - got >= TCP_RECV_DIRECT_MIN;
 		if (direct)
 			n = recv(conn->fd, p + got, len - got, MSG_DONTWAIT);
 		else
