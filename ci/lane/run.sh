@@ -9,7 +9,7 @@
 # Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 600; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
-#                       the ratios are of the medians, and the QEMU limit grows by 180 s per extra round
+#                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
@@ -33,7 +33,7 @@ OUT=${LANE_OUT:-$ROOT/build/lane}
 export LANE_OUT=$OUT
 ROUNDS=${LANE_ROUNDS:-1}
 [[ $ROUNDS =~ ^[1-9]$ ]] || die "LANE_ROUNDS must be a whole number 1..9 (got '$ROUNDS')"
-TIMEOUT=${LANE_TIMEOUT:-$((600 + 180 * (ROUNDS - 1)))}
+TIMEOUT=${LANE_TIMEOUT:-$((600 + 300 * (ROUNDS - 1)))}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
