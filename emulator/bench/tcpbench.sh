@@ -30,11 +30,13 @@ log=$(mktemp)
 "${pin_t[@]}" "$build/ernicd" --listen "127.0.0.1:$port" --backend nvmeof:size=1G,bs=4096 >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log" "$log.runs"' EXIT
-for _ in $(seq 50); do
-	grep -q "listening\|ready" "$log" 2>/dev/null && break
-	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+# ernicd says so on stderr once its port is open; a loaded machine may take seconds.
+for _ in $(seq 300); do
+	grep -q "listening on" "$log" && break
+	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done
+grep -q "listening on" "$log" || { echo "tcpbench.sh: ernicd did not start listening within 30 s:" >&2; cat "$log" >&2; exit 1; }
 : >"$log.runs"
 for r in $(seq "$rounds"); do
 	for c in $cases; do
