@@ -160,7 +160,7 @@ printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	END {
-		printf "medians of %d round%s per target, same guest\n", rounds, rounds > 1 ? "s" : ""
+		printf "medians of %d round%s per target, same guest\n", rounds, (rounds > 1 ? "s" : "")
 		printf "%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
 			"ernicd lat us", "nvmet lat us", "ratio"
 		for (i = 1; i <= k; i++) {
