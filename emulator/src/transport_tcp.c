@@ -392,9 +392,10 @@ static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
 	int rc = 0;
 
 	if (conn->tx_niov) {
-		rc = tcp_sendv_locked(conn, conn->tx_iov, (int)conn->tx_niov, more ? MSG_MORE : 0);
+		/* Counted first, so a host that has read the PDUs sees them counted. */
 		atomic_fetch_add_explicit(&conn->port->tx_pdus, conn->tx_npdus, memory_order_relaxed);
 		atomic_fetch_add_explicit(&conn->port->tx_sends, 1, memory_order_relaxed);
+		rc = tcp_sendv_locked(conn, conn->tx_iov, (int)conn->tx_niov, more ? MSG_MORE : 0);
 	}
 	for (uint32_t i = 0; i < conn->tx_nreqs; i++) {
 		struct tcp_req *treq = conn->tx_reqs[i];

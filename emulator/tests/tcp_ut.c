@@ -1671,13 +1671,7 @@ static void test_reads_written_together_are_answered_in_fewer_sends_than_command
 			datas++;
 		}
 	}
-	/* The counters move just after the sendmsg() the host has already read from. */
-	for (unsigned int ms = 0; ms < 2000; ms++) {
-		ernic_tcp_port_tx_stats(th->port, &after);
-		if (after.pdus - before.pdus >= 16)
-			break;
-		usleep(1000);
-	}
+	ernic_tcp_port_tx_stats(th->port, &after);
 	CU_ASSERT(datas == 8);
 	CU_ASSERT(after.pdus - before.pdus == 16);
 	CU_ASSERT(after.sends - before.sends >= 1 && after.sends - before.sends < 8);

@@ -98,8 +98,8 @@ struct ernic_tcp_stage_stats {
  * struct ernic_tcp_tx_stats - how controller to host PDUs left a port's
  * connections: completions, C2HData and R2Ts are batched and each batch is
  * one sendmsg(), so @pdus / @sends is how many shared a system call
- * @pdus: PDUs sent in batches
- * @sends: sendmsg() calls that carried them
+ * @pdus: PDUs handed to sendmsg() in batches
+ * @sends: sendmsg() calls that carried them (counted before each call)
  */
 struct ernic_tcp_tx_stats {
 	uint64_t pdus;
