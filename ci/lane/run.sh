@@ -8,6 +8,8 @@
 # Usage: ci/lane/run.sh
 # Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
+#        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
+#                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
@@ -29,7 +31,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 export LANE_OUT=$OUT
-TIMEOUT=${LANE_TIMEOUT:-900}
+ROUNDS=${LANE_ROUNDS:-1}
+[[ $ROUNDS =~ ^[1-9]$ ]] || die "LANE_ROUNDS must be a whole number 1..9 (got '$ROUNDS')"
+TIMEOUT=${LANE_TIMEOUT:-$((900 + 300 * (ROUNDS - 1)))}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
@@ -48,7 +52,7 @@ done
 elapsed
 
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
-APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
+APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
 	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma)(,(nvmet|ernicd|faults|lad|rdma))*$ ]] ||
 		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma (got '$LANE_SKIP')"
@@ -123,17 +127,40 @@ rows_tsv() {
 }
 ROWS=$(rows_tsv)
 
+# Per phase and case: the median IOPS and mean latency over the rounds (LANE_ROUNDS), and how many rounds ran.
+MEDIANS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
+	function med(a, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	NF == 5 {
+		k = $1 "\t" $2
+		if (!(k in cnt)) order[++nk] = k
+		cnt[k]++
+		iops[k, cnt[k]] = $3
+		lat[k, cnt[k]] = $4
+	}
+	END {
+		for (x = 1; x <= nk; x++) {
+			k = order[x]
+			delete a; delete b
+			for (i = 1; i <= cnt[k]; i++) { a[i] = iops[k, i]; b[i] = lat[k, i] }
+			printf "%s\t%s\t%s\t%d\n", k, med(a, cnt[k]), med(b, cnt[k]), cnt[k]
+		}
+	}')
+
 {
 	printf '%-8s %-34s %10s %12s %7s\n' target case IOPS lat-mean-us errors
 	printf '%s\n' "$ROWS" | awk -F'\t' 'NF == 5 { printf "%-8s %-34s %10s %12s %7s\n", $1, $2, $3, $4, $5 }'
 } >"$RES/summary.txt"
 
-# ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data.
+# ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data: medians over the rounds.
 RATIOS=$OUT/ratios.txt
-printf '%s\n' "$ROWS" | awk -F'\t' '
+printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	END {
+		printf "medians of %d round%s per target, same guest\n", rounds, (rounds > 1 ? "s" : "")
 		printf "%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
 			"ernicd lat us", "nvmet lat us", "ratio"
 		for (i = 1; i <= k; i++) {
@@ -245,7 +272,7 @@ fi
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 printf '%s
-' "$ROWS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" '
+' "$MEDIANS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" '
 	$1 == "nvmet"  { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3 }
 	END {

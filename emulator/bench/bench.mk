@@ -24,3 +24,21 @@ mrbench: $(MR_COST)
 	$(MR_COST) --csv $(MRBENCH_CSV) --commit $(MRBENCH_COMMIT) $(MRBENCH_ARGS)
 
 -include suites/mrbudget/mrbudget.mk
+
+# Target CPU time per NVMe/TCP I/O: ernicd on core 0, our initiator (tcp_bench) on core 1, on loopback;
+# each case TCPBENCH_ROUNDS times (median printed), every run a row of results/tcpbench.csv.
+#
+#   make tcpbench
+#   make tcpbench TCPBENCH_ROUNDS=5 TCPBENCH_SECONDS=10
+TCP_BENCH       := $(BUILD)/bench/tcp_bench
+TCPBENCH_ROUNDS ?= 3
+
+all: $(TCP_BENCH)
+
+$(TCP_BENCH): emulator/bench/tcp_bench.c $(wildcard emulator/include/ernic/*.h) $(EMU_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(EMU_LIB) $(LDFLAGS_SAN) $(EMU_LIBS)
+
+.PHONY: tcpbench
+tcpbench: $(TCP_BENCH) $(ERNICD)
+	emulator/bench/tcpbench.sh $(BUILD) $(TCPBENCH_ROUNDS)

@@ -17,9 +17,17 @@
  *    then sent as C2HData PDUs, the last one carrying SUCCESS instead of a
  *    CapsuleResp when the host disabled SQ flow control.
  *
- * Sends are serialised by the connection's lock because a held AER completes
- * from whichever thread raised the event. The lock is never held while calling
- * into the core, which may call back into tcp_complete().
+ * Controller to host PDUs are not sent one by one: each is appended to the
+ * connection's send batch, which goes out in one sendmsg() when the thread has
+ * parsed every capsule one recv() brought and is about to read again (or when
+ * the batch is full). At queue depth N that is one system call for up to N
+ * completions instead of one or two each, and the slots of the batched
+ * commands return to the free list only once their data left.
+ *
+ * The batch and the sends are serialised by the connection's lock because a
+ * held AER completes from whichever thread raised the event; that thread
+ * sends the batch at once. The lock is never held while calling into the
+ * core, which may call back into tcp_complete().
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,7 +59,22 @@
 #define TCP_MAX_HLEN (TCP_IC_HLEN + NVME_TCP_DIGEST_LEN)
 /* PDO is 8 bits, so padding before data never exceeds this. */
 #define TCP_MAX_PAD 256
-#define TCP_RBUF_SIZE (16 * 1024)
+/*
+ * One recv() brings up to this much: at queue depth 32 every 4 KiB write
+ * with its data in the capsule, so one read and one send serve them all.
+ */
+#define TCP_RBUF_SIZE (160 * 1024)
+/* Data at least this long is received straight into its buffer instead of through rbuf. */
+#define TCP_RECV_DIRECT_MIN (16 * 1024)
+/*
+ * The send batch: iovecs (under IOV_MAX), the header bytes they point at, and
+ * the commands whose completion they carry. A PDU takes at most 5 iovecs and
+ * TCP_TX_PDU_MAX header bytes.
+ */
+#define TCP_TX_IOV 256
+#define TCP_TX_HDR_BYTES 8192
+#define TCP_TX_REQS 64
+#define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
 #define TCP_BUSY_POLL_NS 50000ull
 /*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
@@ -143,11 +166,15 @@ struct tcp_conn {
 
 	pthread_mutex_t lock; /* sends, the free list, @dead, @sqflow_disabled */
 	bool dead;	      /* the socket is going away: sends are dropped */
-	bool more_follows;    /* another PDU follows at once: let TCP put both in one segment */
 	bool sqflow_disabled;
 	struct tcp_req *reqs;
 	uint32_t nr_reqs;
 	struct tcp_req *free_reqs;
+	/* The send batch (under @lock): see the top of this file */
+	uint32_t tx_niov, tx_hdr_used, tx_nreqs, tx_npdus;
+	struct iovec tx_iov[TCP_TX_IOV];
+	struct tcp_req *tx_reqs[TCP_TX_REQS];
+	_Alignas(8) uint8_t tx_hdr[TCP_TX_HDR_BYTES];
 
 	/* Receive side: the connection thread only */
 	uint32_t nr_need_data;
@@ -192,6 +219,7 @@ struct ernic_tcp_port {
 	atomic_bool trace_stop;
 	pthread_mutex_t trace_lock; /* @trace and @stages */
 	struct ernic_tcp_stage_stats stages;
+	_Atomic uint64_t tx_pdus, tx_sends; /* struct ernic_tcp_tx_stats */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -315,15 +343,18 @@ static inline uint32_t tcp_align(uint32_t v, uint32_t a)
 
 /* ----------------------------------------------------------------- sending */
 
+static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq);
+static void tcp_sample_sent(struct tcp_conn *conn, struct tcp_req *treq);
+
 /* Send every byte of @iov; the caller holds conn->lock. */
-static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt)
+static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt, int flags)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
 
 	if (conn->dead)
 		return -EPIPE;
 	while (msg.msg_iovlen) {
-		ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | (conn->more_follows ? MSG_MORE : 0));
+		ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | flags);
 
 		if (n < 0) {
 			int err = errno;
@@ -349,21 +380,74 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 }
 
 /*
- * Send a controller to host PDU: @hdr has its type and type-specific fields
- * set; flags, hlen, pdo, plen and the digests negotiated are added here. Data,
- * if any, starts at the host's HPDA alignment.
+ * Send the batch in one sendmsg(), then give its commands' slots back (a
+ * sampled one is stamped sent first). @more: another PDU follows at once, so
+ * TCP may hold a partial segment for it. An error kills the connection; the
+ * slots are freed all the same.
  */
-static int tcp_send_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, const void *data, uint32_t datal)
+static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
+{
+	int rc = 0;
+
+	if (conn->tx_niov) {
+		/* Counted first, so a host that has read the PDUs sees them counted. */
+		atomic_fetch_add_explicit(&conn->port->tx_pdus, conn->tx_npdus, memory_order_relaxed);
+		atomic_fetch_add_explicit(&conn->port->tx_sends, 1, memory_order_relaxed);
+		rc = tcp_sendv_locked(conn, conn->tx_iov, (int)conn->tx_niov, more ? MSG_MORE : 0);
+	}
+	for (uint32_t i = 0; i < conn->tx_nreqs; i++) {
+		struct tcp_req *treq = conn->tx_reqs[i];
+
+		/* A response that never left is no sample: its last byte has no time. */
+		if (ERNIC_UNLIKELY(treq->req.stamps != NULL) && !rc)
+			tcp_sample_sent(conn, treq);
+		tcp_req_put_locked(conn, treq);
+	}
+	conn->tx_niov = conn->tx_hdr_used = conn->tx_nreqs = conn->tx_npdus = 0;
+	return rc;
+}
+
+static int tcp_tx_flush(struct tcp_conn *conn)
+{
+	int rc;
+
+	pthread_mutex_lock(&conn->lock);
+	rc = tcp_tx_flush_locked(conn, false);
+	pthread_mutex_unlock(&conn->lock);
+	return rc;
+}
+
+/* @len bytes of the batch's header space, 8-byte aligned, flushing first when full. */
+static void *tcp_tx_hdr_locked(struct tcp_conn *conn, uint32_t len, int *rc)
+{
+	uint8_t *p;
+
+	if (conn->tx_niov + 5 > TCP_TX_IOV || conn->tx_hdr_used + TCP_TX_PDU_MAX > TCP_TX_HDR_BYTES)
+		*rc = tcp_tx_flush_locked(conn, true);
+	p = conn->tx_hdr + conn->tx_hdr_used;
+	conn->tx_hdr_used += tcp_align(len, 8);
+	return p;
+}
+
+/*
+ * Append a controller to host PDU to the batch: @hdr has its type and
+ * type-specific fields set; flags, hlen, pdo, plen and the digests negotiated
+ * are added here. Data, if any, starts at the host's HPDA alignment and must
+ * stay in place until the batch is sent. @hdr is copied.
+ */
+static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, const void *data, uint32_t datal)
 {
 	static const uint8_t zero_pad[TCP_MAX_PAD];
 	struct nvme_tcp_hdr *ch = hdr;
 	uint32_t hd = conn->hdgst ? NVME_TCP_DIGEST_LEN : 0;
 	uint32_t dd = conn->ddgst && datal ? NVME_TCP_DIGEST_LEN : 0;
 	uint32_t pdo = datal ? tcp_align(hlen + hd, conn->c2h_align) : 0;
-	uint32_t hdgst, ddgst;
-	struct iovec iov[5];
-	int n = 0;
+	struct iovec *iov;
+	uint8_t *out;
+	int rc = 0;
 
+	if (conn->dead)
+		return -EPIPE;
 	if (hd)
 		ch->flags |= NVME_TCP_F_HDGST;
 	if (dd)
@@ -372,32 +456,42 @@ static int tcp_send_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, c
 	ch->pdo = (uint8_t)pdo;
 	ch->plen = datal ? pdo + datal + dd : hlen + hd;
 
-	iov[n++] = (struct iovec){ hdr, hlen };
+	out = tcp_tx_hdr_locked(conn, hlen + hd + dd, &rc);
+	if (rc)
+		return rc;
+	memcpy(out, hdr, hlen);
 	if (hd) {
-		hdgst = ernic_crc32c(0, hdr, hlen);
-		iov[n++] = (struct iovec){ &hdgst, sizeof(hdgst) };
+		uint32_t hdgst = ernic_crc32c(0, hdr, hlen);
+
+		memcpy(out + hlen, &hdgst, sizeof(hdgst));
 	}
+	iov = conn->tx_iov + conn->tx_niov;
+	*iov++ = (struct iovec){ out, hlen + hd };
 	if (datal) {
 		if (pdo > hlen + hd)
-			iov[n++] = (struct iovec){ (void *)zero_pad, pdo - hlen - hd };
-		iov[n++] = (struct iovec){ (void *)data, datal };
+			*iov++ = (struct iovec){ (void *)zero_pad, pdo - hlen - hd };
+		*iov++ = (struct iovec){ (void *)data, datal };
 	}
 	if (dd) {
-		ddgst = ernic_crc32c(0, data, datal);
-		iov[n++] = (struct iovec){ &ddgst, sizeof(ddgst) };
+		uint32_t ddgst = ernic_crc32c(0, data, datal);
+
+		memcpy(out + hlen + hd, &ddgst, sizeof(ddgst));
+		*iov++ = (struct iovec){ out + hlen + hd, dd };
 	}
-	return tcp_sendv_locked(conn, iov, n);
+	conn->tx_niov = (uint32_t)(iov - conn->tx_iov);
+	conn->tx_npdus++;
+	return 0;
 }
 
-static int tcp_send_rsp_locked(struct tcp_conn *conn, const struct nvme_cqe *cqe)
+static int tcp_tx_rsp_locked(struct tcp_conn *conn, const struct nvme_cqe *cqe)
 {
 	struct nvme_tcp_rsp_pdu rsp = { .hdr.type = NVME_TCP_RSP, .cqe = *cqe };
 
-	return tcp_send_pdu_locked(conn, &rsp, TCP_RSP_HLEN, NULL, 0);
+	return tcp_tx_pdu_locked(conn, &rsp, TCP_RSP_HLEN, NULL, 0);
 }
 
 /* C2HData in MAXH2CDATA-sized PDUs; the last one says LAST, and SUCCESS if @success. */
-static int tcp_send_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, bool success)
+static int tcp_tx_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, bool success)
 {
 	uint32_t chunk = conn->port->maxh2cdata;
 	int rc = 0;
@@ -412,11 +506,12 @@ static int tcp_send_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq,
 
 		if (off + pdu.datal == treq->c2h_len)
 			pdu.hdr.flags = NVME_TCP_F_DATA_LAST | (success ? NVME_TCP_F_DATA_SUCCESS : 0);
-		rc = tcp_send_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->buf + off, pdu.datal);
+		rc = tcp_tx_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->buf + off, pdu.datal);
 	}
 	return rc;
 }
 
+/* Batched like a completion: the host sees it when the thread next reads. */
 static int tcp_send_r2t(struct tcp_conn *conn, struct tcp_req *treq)
 {
 	struct nvme_tcp_r2t_pdu r2t = {
@@ -429,7 +524,7 @@ static int tcp_send_r2t(struct tcp_conn *conn, struct tcp_req *treq)
 	int rc;
 
 	pthread_mutex_lock(&conn->lock);
-	rc = tcp_send_pdu_locked(conn, &r2t, TCP_R2T_HLEN, NULL, 0);
+	rc = tcp_tx_pdu_locked(conn, &r2t, TCP_R2T_HLEN, NULL, 0);
 	pthread_mutex_unlock(&conn->lock);
 	return rc;
 }
@@ -458,7 +553,9 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 		"peer %s qid %u: fatal transport error, pdu type 0x%02x: fes 0x%x fei 0x%x", conn->peer, conn->qid,
 		conn->hdr_len ? bad->type : 0, fes, fei);
 	pthread_mutex_lock(&conn->lock);
-	tcp_sendv_locked(conn, iov, copy ? 2 : 1);
+	/* What was batched goes first: those commands did complete. */
+	tcp_tx_flush_locked(conn, true);
+	tcp_sendv_locked(conn, iov, copy ? 2 : 1, 0);
 	pthread_mutex_unlock(&conn->lock);
 	return -EPROTO;
 }
@@ -596,6 +693,12 @@ void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_tcp_st
 	pthread_mutex_lock(&port->trace_lock);
 	*s = port->stages;
 	pthread_mutex_unlock(&port->trace_lock);
+}
+
+void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_stats *s)
+{
+	s->pdus = atomic_load_explicit(&port->tx_pdus, memory_order_relaxed);
+	s->sends = atomic_load_explicit(&port->tx_sends, memory_order_relaxed);
 }
 
 int ernic_tcp_stage_stats_json(const struct ernic_tcp_stage_stats *s, char *buf, size_t len)
@@ -748,44 +851,61 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 }
 
 /*
- * Post a command's completion: C2HData first when it succeeded with data for
+ * Batch a command's completion: C2HData first when it succeeded with data for
  * the host, then the CapsuleResp unless the last C2HData said SUCCESS, which
  * NVMe/TCP allows only with SQ flow control disabled (no SQHD to report).
- * Runs on the connection thread, or on any thread for a held AER.
+ * The slot is freed when the batch has been sent.
+ */
+static void tcp_tx_completion_locked(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	struct ernic_req *req = &treq->req;
+	bool ok = nvme_cqe_status(&req->cqe) == 0;
+	bool data = ok && treq->c2h_len;
+	int rc = 0;
+
+	if (conn->tx_nreqs == TCP_TX_REQS)
+		tcp_tx_flush_locked(conn, true);
+	if (data)
+		rc = tcp_tx_c2h_data_locked(conn, treq, conn->sqflow_disabled);
+	if (!rc && (!data || !conn->sqflow_disabled))
+		rc = tcp_tx_rsp_locked(conn, &req->cqe);
+	if (rc) {
+		tcp_req_put_locked(conn, treq);
+		return;
+	}
+	conn->tx_reqs[conn->tx_nreqs++] = treq;
+}
+
+/* A sampled command's response left: its record is complete. */
+static void tcp_sample_sent(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	struct ernic_tcp_trace_rec rec = treq->rec;
+
+	rec.sent = ernic_now_ns();
+	rec.status = nvme_cqe_status(&treq->req.cqe);
+	rec.storage_ns = treq->stamps.storage_ns;
+	rec.storage_start = treq->stamps.storage_start ? treq->stamps.storage_start : rec.exec;
+	rec.storage_done = treq->stamps.storage_start ? treq->stamps.storage_done : rec.exec;
+	tcp_sample_done(conn, &rec);
+}
+
+/*
+ * The core's completion callback, for a held command (an AER) completing on
+ * whichever thread raised the event: nothing else will flush the batch soon,
+ * so it goes out now. Commands that complete inside tcp_req_exec() are batched
+ * by the connection thread instead.
  */
 static void tcp_complete(struct ernic_req *req)
 {
 	struct tcp_req *treq = req->transport_ctx;
 	struct tcp_conn *conn = treq->conn;
-	bool ok = nvme_cqe_status(&req->cqe) == 0;
-	bool data = ok && treq->c2h_len;
-	bool sampled = req->stamps != NULL;
-	struct ernic_tcp_trace_rec rec;
-	int rc = 0;
 
-	if (ERNIC_UNLIKELY(sampled))
+	if (ERNIC_UNLIKELY(req->stamps != NULL))
 		treq->rec.queued = ernic_now_ns();
 	pthread_mutex_lock(&conn->lock);
-	if (data) {
-		conn->more_follows = !conn->sqflow_disabled;
-		rc = tcp_send_c2h_data_locked(conn, treq, conn->sqflow_disabled);
-		conn->more_follows = false;
-	}
-	if (!rc && (!data || !conn->sqflow_disabled))
-		rc = tcp_send_rsp_locked(conn, &req->cqe);
-	if (ERNIC_UNLIKELY(sampled)) {
-		rec = treq->rec;
-		rec.sent = ernic_now_ns();
-		rec.status = nvme_cqe_status(&req->cqe);
-		rec.storage_ns = treq->stamps.storage_ns;
-		rec.storage_start = treq->stamps.storage_start ? treq->stamps.storage_start : rec.exec;
-		rec.storage_done = treq->stamps.storage_start ? treq->stamps.storage_done : rec.exec;
-	}
-	tcp_req_put_locked(conn, treq);
+	tcp_tx_completion_locked(conn, treq);
+	tcp_tx_flush_locked(conn, false);
 	pthread_mutex_unlock(&conn->lock);
-	/* A response that never left is no sample: its last byte has no time. */
-	if (ERNIC_UNLIKELY(sampled) && !rc)
-		tcp_sample_done(conn, &rec);
 }
 
 static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
@@ -843,7 +963,11 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 		return 0;
 	if (connect)
 		tcp_conn_connected(conn, treq);
-	tcp_complete(&treq->req);
+	if (ERNIC_UNLIKELY(treq->req.stamps != NULL))
+		treq->rec.queued = ernic_now_ns();
+	pthread_mutex_lock(&conn->lock);
+	tcp_tx_completion_locked(conn, treq);
+	pthread_mutex_unlock(&conn->lock);
 	return 0;
 }
 
@@ -909,8 +1033,12 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			continue;
 		}
 		conn->rhead = conn->rtail = 0;
+		/* Every capsule at hand is parsed: what they completed goes out before the next read. */
+		rc = tcp_tx_flush(conn);
+		if (rc)
+			return rc;
 		/* A large remainder (data) goes straight to its destination, copied once. */
-		direct = len - got >= sizeof(conn->rbuf);
+		direct = len - got >= TCP_RECV_DIRECT_MIN;
 		if (direct)
 			n = recv(conn->fd, p + got, len - got, MSG_DONTWAIT);
 		else
@@ -1053,7 +1181,7 @@ static int tcp_handle_icreq(struct tcp_conn *conn)
 
 	/* ICResp never carries digests, whatever was negotiated. */
 	pthread_mutex_lock(&conn->lock);
-	rc = tcp_sendv_locked(conn, &iov, 1);
+	rc = tcp_sendv_locked(conn, &iov, 1, 0);
 	pthread_mutex_unlock(&conn->lock);
 	conn->ic_done = true;
 	return rc;
@@ -1088,7 +1216,7 @@ static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uin
 	ernic_req_set_status(&tmp.req, NVME_SC_INTERNAL);
 	tmp.req.cqe.sqhd = conn->sq.sqhd;
 	pthread_mutex_lock(&conn->lock);
-	rc = tcp_send_rsp_locked(conn, &tmp.req.cqe);
+	rc = tcp_tx_rsp_locked(conn, &tmp.req.cqe);
 	pthread_mutex_unlock(&conn->lock);
 	return rc;
 }
@@ -1309,6 +1437,8 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 	if (reason == -EPROTO)
 		tcp_conn_linger(conn);
 	pthread_mutex_lock(&conn->lock);
+	/* Completions still batched: sent if the host is still there, their slots freed either way. */
+	tcp_tx_flush_locked(conn, false);
 	conn->dead = true;
 	pthread_mutex_unlock(&conn->lock);
 	/*

@@ -1675,6 +1675,51 @@ static void test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after
 }
 
 
+/*
+ * Eight reads written to the socket at once are parsed from one recv(), and
+ * their sixteen PDUs (C2HData and CapsuleResp each) leave in fewer sendmsg()
+ * calls than there were commands: completions are coalesced, not sent one by
+ * one.
+ */
+static void test_reads_written_together_are_answered_in_fewer_sends_than_commands(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_cmd_pdu cmds[8];
+	struct ernic_tcp_tx_stats before, after;
+	unsigned int rsps = 0, datas = 0;
+
+	ernic_tcp_port_tx_stats(th->port, &before);
+	for (unsigned int i = 0; i < 8; i++) {
+		cmds[i] = (struct nvme_tcp_cmd_pdu){
+			.hdr = { .type = NVME_TCP_CMD, .hlen = sizeof(cmds[i]), .plen = sizeof(cmds[i]) },
+			.cmd = { .opc = NVME_CMD_READ, .flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG, .cid = (uint16_t)(100 + i),
+				 .nsid = 1, .cdw10 = i },
+		};
+		cmds[i].cmd.dptr.id = SGL_TRANSPORT;
+		cmds[i].cmd.dptr.unkeyed.length = BS;
+	}
+	CU_ASSERT_FATAL(write_all(th->fd, cmds, sizeof(cmds)) == 0);
+	while (rsps < 8) {
+		int type = th_recv_pdu(th);
+
+		CU_ASSERT_FATAL(type == NVME_TCP_C2H_DATA || type == NVME_TCP_RSP);
+		if (type == NVME_TCP_RSP) {
+			CU_ASSERT(nvme_cqe_status(&((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe) == 0);
+			rsps++;
+		} else {
+			datas++;
+		}
+	}
+	ernic_tcp_port_tx_stats(th->port, &after);
+	CU_ASSERT(datas == 8);
+	CU_ASSERT(after.pdus - before.pdus == 16);
+	CU_ASSERT(after.sends - before.sends >= 1 && after.sends - before.sends < 8);
+	close(admin_fd);
+	th_teardown(th);
+}
+
+
 UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
 	UT_CASE(test_crc32c_check_value_and_chaining),
 	UT_CASE(test_icreq_without_digests),
@@ -1725,4 +1770,5 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_host_term_req_closes_quietly),
 	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),
 	UT_CASE(test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header),
-	UT_CASE(test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after_its_data))
+	UT_CASE(test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after_its_data),
+	UT_CASE(test_reads_written_together_are_answered_in_fewer_sends_than_commands))

@@ -94,6 +94,18 @@ struct ernic_tcp_stage_stats {
 	uint64_t max_ns[ERNIC_TCP_STAGE_COUNT];
 };
 
+/**
+ * struct ernic_tcp_tx_stats - how controller to host PDUs left a port's
+ * connections: completions, C2HData and R2Ts are batched and each batch is
+ * one sendmsg(), so @pdus / @sends is how many shared a system call
+ * @pdus: PDUs handed to sendmsg() in batches
+ * @sends: sendmsg() calls that carried them (counted before each call)
+ */
+struct ernic_tcp_tx_stats {
+	uint64_t pdus;
+	uint64_t sends;
+};
+
 /*
  * Connections a port serves at once: each is a thread and up to
  * ERNIC_MAX_QUEUE_SIZE request slots, so a peer opening sockets in a loop
@@ -171,6 +183,8 @@ unsigned int ernic_tcp_port_nr_conns(struct ernic_tcp_port *port);
 void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms);
 /* The stage times of the sampled commands so far; safe at any time from any thread. */
 void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_tcp_stage_stats *s);
+/* PDUs and sendmsg() calls so far; safe at any time from any thread. */
+void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_stats *s);
 /* A stage's name as a C identifier ("received", ..., "total"); NULL when out of range. */
 const char *ernic_tcp_stage_name(enum ernic_tcp_stage stage);
 /*
