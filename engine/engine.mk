@@ -33,7 +33,7 @@ $(FIO_SRC_STAMP): engine/fio-src.sh $(FIO_BIN)
 	engine/fio-src.sh $(FIO_SRC)
 	@touch $@
 
-$(ENGINE_OBJ): engine/ernic.c $(FIO_SRC_STAMP) $(wildcard emulator/include/ernic/*.h)
+$(ENGINE_OBJ): engine/ernic.c engine/ernic_cmd.h $(FIO_SRC_STAMP) $(wildcard emulator/include/ernic/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ENGINE_CFLAGS) -c -o $@ $<
 
@@ -47,7 +47,7 @@ $(BUILD)/engine/ernic.map:
 
 $(ENGINE_SO): $(ENGINE_OBJ) $(EMU_LIB) $(BUILD)/engine/ernic.map
 	$(CC) -shared -o $@ $(ENGINE_OBJ) -Wl,--whole-archive $(EMU_LIB) -Wl,--no-whole-archive \
-		-Wl,--version-script=$(BUILD)/engine/ernic.map $(EMU_LIBS)
+		-Wl,--version-script=$(BUILD)/engine/ernic.map $(EMU_LIBS) -luring
 
 test-more: test-engine
 ifneq ($(FIO_BIN),)
