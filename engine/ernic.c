@@ -81,6 +81,7 @@ struct ernic_options {
 	unsigned int fua;
 	unsigned int nsid;
 	char *opcode;
+	unsigned long long size;
 };
 
 enum ernic_passthru {
@@ -207,6 +208,17 @@ static struct fio_option options[] = {
 		.off1	= offsetof(struct ernic_options, opcode),
 		.help	= "Opcode (0..0xff) sent for every read and write instead of Read/Write, e.g. 0x08 Write "
 			  "Zeroes; an opcode whose bits 1:0 are 00 carries no data",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ernic_size",
+		.lname	= "ernic namespace size for fio",
+		.type	= FIO_OPT_STR_VAL,
+		.off1	= offsetof(struct ernic_options, size),
+		.def	= "0",
+		.help	= "Size fio is told the namespace has (0: what Identify Namespace says); a larger one lets "
+			  "offset= reach LBAs past the end",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -704,12 +716,18 @@ fail:
 /* Namespace size for fio's file size. Runs in the parent, before init. */
 static int fio_ernic_get_file_size(struct thread_data *td, struct fio_file *f)
 {
+	struct ernic_options *o = td->eo;
 	struct ernic_backend_cfg cfg;
 	struct ernic_dev_info info;
 	char err[ERNIC_ERRLEN];
 
 	if (fio_file_size_known(f))
 		return 0;
+	if (o->size) {
+		f->real_file_size = o->size;
+		fio_file_set_size_known(f);
+		return 0;
+	}
 	if (ernic_is_device(td)) {
 		/* The same failure is reported by init, with the job's name: here only the size matters. */
 		if (ernic_dev_identify(f->file_name, &info, err, sizeof(err)))

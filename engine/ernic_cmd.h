@@ -21,8 +21,6 @@
 
 #include "ernic/nvme_spec.h"
 
-/* Read and Write CDW12 bit 30 (NVM Command Set 3.2.6): Force Unit Access. */
-#define ERNIC_RW_FUA (1u << 30)
 /*
  * Linux keeps the completion's status field shifted right by one (phase tag
  * dropped): SCT << 8 | SC in bits 10:0, CRD 12:11, More 13, DNR 14. That is
@@ -72,7 +70,7 @@ static inline void ernic_cmd_sqe(const struct ernic_cmd *cmd, struct nvme_sqe *s
 	sqe->cdw11 = (uint32_t)(cmd->slba >> 32);
 	sqe->cdw12 = (cmd->nlb - 1) & 0xFFFF;
 	if (cmd->fua)
-		sqe->cdw12 |= ERNIC_RW_FUA;
+		sqe->cdw12 |= NVME_RW_FUA;
 }
 
 /*

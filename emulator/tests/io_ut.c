@@ -431,7 +431,7 @@ static void test_unknown_nsid_is_invalid_ns(void)
 	fx_down();
 }
 
-static void test_transfer_over_mdts_is_sgl_invalid_data_len(void)
+static void test_transfer_over_mdts_is_invalid_field_as_base_figure_275_says(void)
 {
 	const uint32_t big = 256 * 1024;
 	uint8_t *buf = calloc(1, big);
@@ -439,15 +439,15 @@ static void test_transfer_over_mdts_is_sgl_invalid_data_len(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, big / 4096, buf, big), NVME_SC_SGL_INVALID_DATA_LEN);
-	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, big / 4096, buf, big), NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, big / 4096, buf, big), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, big / 4096, buf, big), NVME_SC_INVALID_FIELD);
 	/* One block over, with a matching SGL */
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, ERNIC_MAX_XFER / 4096 + 1, buf, ERNIC_MAX_XFER + 4096),
-			NVME_SC_SGL_INVALID_DATA_LEN);
+			NVME_SC_INVALID_FIELD);
 	/* Exactly MDTS is fine */
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, ERNIC_MAX_XFER / 4096, buf, ERNIC_MAX_XFER), NVME_SC_SUCCESS);
 	ernic_target_counters(fx.tgt, &c);
-	CU_ASSERT_EQUAL(c.errors[NVME_SC_SGL_INVALID_DATA_LEN], 3);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_INVALID_FIELD], 3);
 	fx_down();
 	free(buf);
 }
@@ -955,7 +955,7 @@ UT_MAIN("io", UT_CASE(test_ram_4096_write_read_round_trip), UT_CASE(test_ram_512
 	UT_CASE(test_write_zeroes_reads_zeroes_ram_4096), UT_CASE(test_write_zeroes_reads_zeroes_file_512),
 	UT_CASE(test_dsm_deallocate_reads_zeroes_ram_512), UT_CASE(test_dsm_deallocate_reads_zeroes_file_4096),
 	UT_CASE(test_dsm_without_deallocate_changes_nothing), UT_CASE(test_range_past_end_is_lba_range),
-	UT_CASE(test_unknown_nsid_is_invalid_ns), UT_CASE(test_transfer_over_mdts_is_sgl_invalid_data_len),
+	UT_CASE(test_unknown_nsid_is_invalid_ns), UT_CASE(test_transfer_over_mdts_is_invalid_field_as_base_figure_275_says),
 	UT_CASE(test_sgl_length_not_nlb_times_bs_is_sgl_invalid_data_len),
 	UT_CASE(test_unknown_io_opcode_is_invalid_opcode), UT_CASE(test_backend_eio_is_media_error),
 	UT_CASE(test_backend_other_errno_is_internal_error), UT_CASE(test_vwc_off_makes_every_write_durable),

@@ -1043,9 +1043,9 @@ static void test_invalid_write_completes_without_r2t(void)
 	/* An SGL that does not match the blocks. */
 	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 1, 2 * BS) == NVME_TCP_RSP);
 	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
-	/* More than MDTS. */
+	/* More than MDTS: Invalid Field (Base 2.0 Figure 275). */
 	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 2 * ERNIC_MAX_XFER / BS, 2 * ERNIC_MAX_XFER) == NVME_TCP_RSP);
-	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_INVALID_FIELD);
 	/* A valid one still gets its R2T. */
 	CU_ASSERT(th_write_capsule(th, 1, nlb - 2, 2, 2 * BS) == NVME_TCP_R2T);
 	close(admin_fd);
