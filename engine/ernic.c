@@ -894,6 +894,12 @@ static int fio_ernic_init(struct thread_data *td)
 	job->host_checks = o->host_checks;
 	job->fua = o->fua;
 	job->device = ernic_is_device(td);
+	if (!job->device && td->o.nr_files && !strncmp(td->files[0]->file_name, "/dev/", 5)) {
+		log_err("ernic: filename=%s: not an NVMe namespace (/dev/ngXnY or /dev/nvmeXnY)\n",
+			td->files[0]->file_name);
+		ernic_job_free(job);
+		return 1;
+	}
 	rc = job->device ? ernic_dev_init(td, job) : ernic_inproc_init(td, job);
 	if (rc) {
 		ernic_job_free(job);
