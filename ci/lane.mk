@@ -5,15 +5,17 @@
 #
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
 #                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 400;
-#                 LANE_SKIP=nvmet,ernicd,faults leaves phases out)
+#                 LANE_SKIP=nvmet,ernicd,faults,passthru leaves phases out)
 
 LANE_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
 
 .PHONY: lane
 lane:
-	ci/deps.sh lane $(if $(LANE_ERNICD),build)
+	ci/deps.sh lane $(if $(LANE_ERNICD),build) engine
 	$(if $(LANE_ERNICD)$(LOAD_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL))
-	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) ci/lane/run.sh
+	$(MAKE) engine
+	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
+		ENGINE_SO=$(abspath $(BUILD)/ernic-fio.so) ci/lane/run.sh
 
 # `make test` runs the lane as well. Its rows stay under build/ unless LANE_CSV_DIR says
 # otherwise (ci/nightly points it at results/ to keep the trend).

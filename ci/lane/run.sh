@@ -6,9 +6,9 @@
 # mean latency: under TCG only the ratio means anything) and, if the lane passed, appends the rows to the results.
 #
 # Usage: ci/lane/run.sh
-# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 400; the guest's own watchdog fires 30 s earlier)
+# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 600; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, passthru
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
@@ -27,7 +27,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 export LANE_OUT=$OUT
-TIMEOUT=${LANE_TIMEOUT:-400}
+TIMEOUT=${LANE_TIMEOUT:-600}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
@@ -55,8 +55,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults)(,(nvmet|ernicd|faults))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|passthru)(,(nvmet|ernicd|faults|passthru))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, passthru (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
 LOG=$OUT/console.log
@@ -152,6 +152,17 @@ cat "$RES/summary.txt"
 echo
 echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a: a case that must fail)"
 cat "$RATIOS"
+
+# Tables the guest printed whole (the passthru phase: conformance, passthru-perf), kept as build/lane/<name>.txt.
+for t in conformance passthru-perf; do
+	awk -v t="$t" '$0 == "ERNIC-LANE-TABLE-BEGIN " t { p = 1; next } $0 == "ERNIC-LANE-TABLE-END " t { p = 0 } p' \
+		"$LOG" >"$OUT/$t.txt"
+	if [ -s "$OUT/$t.txt" ]; then
+		echo
+		echo "lane: $t (also in ${OUT#"$ROOT"/}/$t.txt)"
+		cat "$OUT/$t.txt"
+	fi
+done
 
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
