@@ -59,6 +59,16 @@ if [ -n "${LANE_SKIP:-}" ]; then
 		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, passthru (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
+# The conformance suite's in-process column, on this machine (under TCG it takes minutes); the guest adds the
+# device columns (ci/lane/phase-passthru.sh).
+CONF=$OUT/conformance
+rm -rf "$CONF"
+CONF_OK=yes
+if [[ ,${LANE_SKIP:-}, != *,passthru,* ]]; then
+	echo "lane: conformance suite in process (suites/run conformance)"
+	ERNIC_COMMIT=$COMMIT "$ROOT/suites/run" conformance --runtime 1 --csv-dir "$CONF" --no-tables >"$OUT/conformance-inproc.log" 2>&1 ||
+		{ CONF_OK=no; tail -n 20 "$OUT/conformance-inproc.log"; }
+fi
 LOG=$OUT/console.log
 RES=$OUT/results
 rm -rf "$RES"
@@ -154,8 +164,15 @@ echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a
 cat "$RATIOS"
 
 # Tables the guest printed whole (the passthru phase: conformance, passthru-perf), kept as build/lane/<name>.txt.
-for t in conformance passthru-perf; do
-	awk -v t="$t" '$0 == "ERNIC-LANE-TABLE-BEGIN " t { p = 1; next } $0 == "ERNIC-LANE-TABLE-END " t { p = 0 } p' \
+awk '$0 == "ERNIC-LANE-TABLE-BEGIN conformance-status" { p = 1; next }
+	$0 == "ERNIC-LANE-TABLE-END conformance-status" { p = 0 } p' "$LOG" >"$OUT/conformance-lane.status.tsv"
+if [ -s "$CONF/conformance.status.tsv" ] || [ -s "$OUT/conformance-lane.status.tsv" ]; then
+	"$ROOT/suites/conformance/report" $( [ -s "$CONF/conformance.status.tsv" ] && echo "$CONF/conformance.status.tsv") \
+		$( [ -s "$OUT/conformance-lane.status.tsv" ] && echo "$OUT/conformance-lane.status.tsv") >"$OUT/conformance.txt" ||
+		CONF_OK=no
+fi
+for t in passthru-perf conformance; do
+	[ "$t" = conformance ] || awk -v t="$t" '$0 == "ERNIC-LANE-TABLE-BEGIN " t { p = 1; next } $0 == "ERNIC-LANE-TABLE-END " t { p = 0 } p' \
 		"$LOG" >"$OUT/$t.txt"
 	if [ -s "$OUT/$t.txt" ]; then
 		echo
@@ -163,6 +180,7 @@ for t in conformance passthru-perf; do
 		cat "$OUT/$t.txt"
 	fi
 done
+[ "$CONF_OK" = yes ] || echo "lane: FAIL: the conformance suite had unexpected results (${OUT#"$ROOT"/}/conformance.txt)"
 
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
@@ -173,6 +191,10 @@ if [ "$MARKS" -ne 1 ]; then
 fi
 if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
 	echo "lane: ${VERDICT#ERNIC-LANE: } (console: $LOG, results: $RES); nothing appended to ${CSV_DIR#"$ROOT"/}"
+	exit 1
+fi
+if [ "$CONF_OK" != yes ]; then
+	echo "lane: FAIL: conformance (in process or on a device) had unexpected results; nothing appended"
 	exit 1
 fi
 if [ "$CSV_OK" != yes ] || [ -z "$ROWS" ]; then
