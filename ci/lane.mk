@@ -4,7 +4,7 @@
 # rows to results/<suite>.csv and the ernicd / nvmet-tcp IOPS ratios to results/lane-ratio.csv.
 #
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
-#                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 600;
+#                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 900;
 #                 LANE_SKIP=nvmet,ernicd,faults,passthru leaves phases out)
 
 LANE_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
