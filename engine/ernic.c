@@ -913,14 +913,22 @@ static int fio_ernic_init(struct thread_data *td)
 	return 0;
 }
 
-/* Fixed buffers: every io_u's buffer registered with the ring, by io_u index, once all exist. */
+/* Fixed buffers: every io_u's buffer registered with the ring, by io_u index. */
 static int fio_ernic_post_init(struct thread_data *td)
 {
 	struct ernic_job *job = td->io_ops_data;
-	int rc;
+	struct io_u *io_u;
+	int rc, i;
 
 	if (!job->device || !job->dev.fixed)
 		return 0;
+	/* After io_u_init: fio gives the io_us their buffers only then. */
+	io_u_qiter(&td->io_u_all, io_u, i) {
+		if (io_u->index < job->dev.nr_iovecs) {
+			job->dev.iovecs[io_u->index].iov_base = io_u->buf;
+			job->dev.iovecs[io_u->index].iov_len = td_max_bs(td);
+		}
+	}
 	rc = io_uring_register_buffers(&job->dev.ring, job->dev.iovecs, job->dev.nr_iovecs);
 	if (rc) {
 		log_err("ernic: %s: ernic_fixedbufs=1: registering %u buffers failed: %s\n", td->o.name,
@@ -942,10 +950,6 @@ static int fio_ernic_io_u_init(struct thread_data *td, struct io_u *io_u)
 	io->io_u = io_u;
 	io->job = job;
 	io_u->engine_data = io;
-	if (job->dev.fixed && io_u->index < job->dev.nr_iovecs) {
-		job->dev.iovecs[io_u->index].iov_base = io_u->buf;
-		job->dev.iovecs[io_u->index].iov_len = td_max_bs(td);
-	}
 	return 0;
 }
 
