@@ -918,7 +918,8 @@ static int fio_ernic_post_init(struct thread_data *td)
 {
 	struct ernic_job *job = td->io_ops_data;
 	struct io_u *io_u;
-	int rc, i;
+	unsigned int i;
+	int rc;
 
 	if (!job->device || !job->dev.fixed)
 		return 0;
