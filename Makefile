@@ -1,6 +1,7 @@
 # ernic - NVMe over Fabrics benchmark and conformance suite.
 #
-#   make             build libernic, ernicd, the tests and (with fio present) the fio engine
+#   make             build libernic, ernicd, the tests and (with fio present) the fio engine;
+#                    without the Debian packages it needs, it names them and stops: run make deps
 #   make test        install what is missing, build, run every test, then again under ASan+UBSan
 #   make bench       run every fio suite on the embedded default and print the tables
 #
@@ -24,6 +25,22 @@ LDLIBS   += -lpthread
 .PHONY: all test test-unit deps clean
 all:
 
+# On a machine without the build's Debian packages, stop with one line naming them and the command that installs
+# them, rather than with the compiler's first missing header. Goals that install what they need first (make test,
+# make bench, ...) run `make all` again afterwards, where this check passes.
+BUILD_DEPS     := isa-l/crc.h:libisal-dev CUnit/Basic.h:libcunit1-dev
+INSTALL_GOALS  := deps deps-fuzz clean clean-fuzz test bench bench-long bench-compare lad lane test-lane test-playbooks
+ifneq ($(filter-out $(INSTALL_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifeq ($(shell command -v $(CC) 2>/dev/null),)
+$(error ernic: no C compiler '$(CC)': missing Debian packages: gcc libc6-dev; run: make deps (or ci/deps.sh build))
+endif
+MISSING_DEBS := $(strip $(foreach d,$(BUILD_DEPS),$(if $(shell printf '\043include <%s>\n' $(firstword $(subst :, ,$(d))) | \
+	$(CC) -E -x c - >/dev/null 2>&1 || echo no),$(lastword $(subst :, ,$(d))))))
+ifneq ($(MISSING_DEBS),)
+$(error ernic: missing Debian packages: $(MISSING_DEBS); run: make deps (or ci/deps.sh build))
+endif
+endif
+
 include emulator/emulator.mk
 -include emulator/bench/bench.mk
 -include emulator/tools/tools.mk
@@ -40,6 +57,7 @@ test: deps
 	$(MAKE) test-unit
 	$(MAKE) BUILD=build-san SAN=1 test-unit
 	$(MAKE) test-more
+	$(MAKE) test-slow
 
 deps:
 	ci/deps.sh build engine suites
@@ -47,6 +65,8 @@ deps:
 clean:
 	rm -rf build build-san
 
-# Fragments add their own checks as prerequisites of test-more.
-.PHONY: test-more
+# Fragments add their own checks as prerequisites of test-more, and the QEMU guest lanes
+# (minutes each) as prerequisites of test-slow, which make test runs last.
+.PHONY: test-more test-slow
 test-more:
+test-slow:

@@ -1,16 +1,19 @@
 #!/bin/sh
 # Install the Debian packages a group of targets needs, saying what is installed.
-# Usage: ci/deps.sh GROUP...   (build engine suites lane playbooks charts fuzz)
+# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts browser workflows fuzz)
 set -eu
 pkgs=""
 for group in "$@"; do
 	case "$group" in
-	build) pkgs="$pkgs gcc make libc6-dev libcunit1-dev libisal-dev" ;;
+	build) pkgs="$pkgs gcc make libc6-dev libcunit1-dev libisal-dev librdmacm-dev libibverbs-dev ibverbs-providers" ;;
 	engine) pkgs="$pkgs fio dpkg-dev debian-archive-keyring liburing-dev" ;;
 	suites) pkgs="$pkgs fio jq" ;;
 	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq iproute2" ;;
+	blktests) pkgs="$pkgs gawk uuid-runtime xfsprogs e2fsprogs diffutils util-linux mount procps" ;;
 	playbooks) pkgs="$pkgs ansible-core ansible-lint" ;;
 	charts) pkgs="$pkgs gnuplot-nox" ;;
+	browser) pkgs="$pkgs chromium" ;;
+	workflows) pkgs="$pkgs yamllint make" ;;
 	fuzz) pkgs="$pkgs clang-14 libfuzzer-14-dev libclang-rt-14-dev" ;;
 	*) echo "ci/deps.sh: unknown group '$group'" >&2; exit 2 ;;
 	esac

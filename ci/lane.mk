@@ -5,21 +5,22 @@
 #
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
 #                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 900;
-#                 LANE_SKIP=nvmet,ernicd,faults,passthru leaves phases out)
+#                 LANE_SKIP=nvmet,ernicd,faults,lad,rdma,passthru leaves phases out)
 
 LANE_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
 
 .PHONY: lane
 lane:
 	ci/deps.sh lane $(if $(LANE_ERNICD),build) engine
-	$(if $(LANE_ERNICD)$(LOAD_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL))
+	$(if $(LANE_ERNICD)$(LOAD_TOOL)$(RDMA_SGL_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL) $(RDMA_SGL_TOOL))
 	$(MAKE) engine
 	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
-		ENGINE_SO=$(abspath $(BUILD)/ernic-fio.so) ci/lane/run.sh
+		RDMA_SGL_TOOL=$(abspath $(BUILD)/nvmf_rdma_sgl) ENGINE_SO=$(abspath $(BUILD)/ernic-fio.so) ci/lane/run.sh
 
-# `make test` runs the lane as well. Its rows stay under build/ unless LANE_CSV_DIR says
+# `make test` runs the lane last, after every check of test-more (the QEMU guest is the slow part:
+# a quick check that fails should say so first). Its rows stay under build/ unless LANE_CSV_DIR says
 # otherwise (ci/nightly points it at results/ to keep the trend).
 .PHONY: test-lane
-test-more: test-lane
+test-slow: test-lane
 test-lane:
 	$(MAKE) lane LANE_CSV_DIR=$(or $(LANE_CSV_DIR),$(abspath $(BUILD))/lane/csv)

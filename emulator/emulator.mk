@@ -1,9 +1,12 @@
 # libernic, ernicd and their CUnit tests.
 
-EMU_LIB_SRCS := $(wildcard emulator/src/*.c)
+# The NVMe/RDMA port is built whenever rdma-core's headers are there (ci/deps.sh build installs them).
+ERNIC_HAVE_RDMA := $(and $(wildcard /usr/include/rdma/rdma_cma.h),$(wildcard /usr/include/infiniband/verbs.h))
+EMU_LIB_SRCS := $(filter-out $(if $(ERNIC_HAVE_RDMA),,emulator/src/transport_rdma.c),$(wildcard emulator/src/*.c))
 EMU_LIB_OBJS := $(EMU_LIB_SRCS:emulator/src/%.c=$(BUILD)/emulator/%.o)
 EMU_LIB      := $(BUILD)/libernic.a
-EMU_LIBS     := -lisal -lpthread
+EMU_LIBS     := -lisal -lpthread $(if $(ERNIC_HAVE_RDMA),-lrdmacm -libverbs)
+CPPFLAGS     += $(if $(ERNIC_HAVE_RDMA),-DERNIC_HAVE_RDMA)
 EMU_TESTS    := $(patsubst emulator/tests/%.c,$(BUILD)/tests/%,$(wildcard emulator/tests/*_ut.c))
 ERNICD       := $(BUILD)/ernicd
 
@@ -29,3 +32,9 @@ $(BUILD)/tests/%: emulator/tests/%.c $(wildcard emulator/tests/*.h) $(EMU_LIB)
 .PHONY: test-unit
 test-unit: $(EMU_TESTS)
 	@set -e; for t in $(EMU_TESTS); do echo "== $$t"; $$t; done
+
+# The control socket's command line: the JSON string writer and reader are libernic's (src/json.h).
+ERNICCTL := $(BUILD)/ernicctl
+all: $(ERNICCTL)
+$(ERNICCTL): emulator/ernicctl/ernicctl.c emulator/src/json.h $(EMU_LIB)
+	$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(EMU_LIB) $(LDFLAGS_SAN) $(EMU_LIBS)

@@ -14,7 +14,8 @@
  * host qpair is single-threaded; with one job per queue the I/O path takes
  * no lock and allocates nothing.
  *
- * An io_u larger than MDTS (ERNIC_MAX_XFER, 128 KiB) becomes several
+ * An io_u larger than MDTS (the controller's Identify MDTS: 128 KiB by
+ * default, mdts= in the backend string) becomes several
  * commands, as the Linux initiator splits a bio against max_hw_sectors; the
  * io_u completes when its last command does, with the first error seen.
  *
@@ -270,6 +271,7 @@ static struct {
 	uint32_t nr_queues;
 	uint32_t lba_shift;
 	uint64_t ns_size;
+	uint32_t max_xfer; /* per command: Identify MDTS, and in device mode the kernel's max_hw_sectors */
 	char *stats_path;
 	uint32_t stage_sample; /* the first job's ernic_stage_sample, for every queue */
 	uint64_t ios, capsules, split_ios;
@@ -277,7 +279,7 @@ static struct {
 	char dev_path[64];
 	const char *passthru;
 	bool fixedbufs;
-	uint32_t nsid, mdts_bytes;
+	uint32_t nsid;
 	struct ernic_errors errors;
 } ernic_run = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -526,7 +528,7 @@ static int ernic_dev_identify(const char *filename, struct ernic_dev_info *info,
 	}
 	info->lba_shift = lbads;
 	info->size = idn->nsze << lbads;
-	info->mdts_bytes = ernic_mdts_bytes(idc->mdts, ERNIC_PAGE_SIZE, ernic_dev_host_max(info->ng));
+	info->mdts_bytes = ernic_dev_max_xfer(idc->mdts, ERNIC_PAGE_SIZE, ernic_dev_host_max(info->ng));
 	rc = 0;
 out:
 	free(idc);
@@ -698,6 +700,8 @@ static int ernic_run_setup(struct thread_data *td)
 		goto fail;
 	}
 
+	/* MDTS is in units of CAP.MPSMIN, 4 KiB here (Base 2.0 Figure 275). */
+	ernic_run.max_xfer = ernic_mdts_bytes(ernic_host_id_ctrl(ernic_run.hc)->mdts);
 	ernic_run.nr_queues = ernic_host_nr_io_queues(ernic_run.hc);
 	if (!ernic_run.nr_queues) {
 		log_err("ernic: the controller granted no I/O queues\n");
@@ -810,7 +814,7 @@ static int ernic_dev_init(struct thread_data *td, struct ernic_job *job)
 		ernic_run.fixedbufs = job->dev.fixed;
 		ernic_run.nsid = job->nsid;
 		ernic_run.lba_shift = info.lba_shift;
-		ernic_run.mdts_bytes = info.mdts_bytes;
+		ernic_run.max_xfer = info.mdts_bytes;
 		ernic_run.ns_size = info.size;
 	}
 	if (o->stats && *o->stats && !ernic_run.stats_path)
@@ -866,7 +870,7 @@ static int ernic_inproc_init(struct thread_data *td, struct ernic_job *job)
 	job->shared = q + ernic_run.nr_queues < thread_number;
 	job->nsid = o->nsid ? o->nsid : ERNIC_NSID;
 	job->lba_shift = ernic_run.lba_shift;
-	job->max_xfer = o->split ? ERNIC_MAX_XFER : UINT32_MAX;
+	job->max_xfer = o->split ? ernic_run.max_xfer : UINT32_MAX;
 	pthread_mutex_unlock(&ernic_run.lock);
 	return 0;
 }
@@ -1448,10 +1452,10 @@ static int ernic_write_stats(const char *path)
 			"{\"mode\": \"device\", \"device\": \"%s\", \"passthru\": \"%s\", \"fixedbufs\": %s, "
 			"\"nsid\": %" PRIu32 ", \"lba_bytes\": %u, \"size_bytes\": %" PRIu64 ", \"mdts_bytes\": %" PRIu32,
 			ernic_run.dev_path, ernic_run.passthru, ernic_run.fixedbufs ? "true" : "false", ernic_run.nsid,
-			1u << ernic_run.lba_shift, ernic_run.ns_size, ernic_run.mdts_bytes);
+			1u << ernic_run.lba_shift, ernic_run.ns_size, ernic_run.max_xfer);
 	else
 		fprintf(f, "{\"mode\": \"inproc\", \"backend\": \"%s\", \"io_queues\": %" PRIu32 ", \"mdts_bytes\": %u",
-			ernic_run.backend, ernic_run.nr_queues, ERNIC_MAX_XFER);
+			ernic_run.backend, ernic_run.nr_queues, ernic_run.max_xfer);
 	fprintf(f, ", \"ios\": %" PRIu64 ", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64, ernic_run.ios,
 		ernic_run.capsules, ernic_run.split_ios);
 	ernic_write_errors(f, &ernic_run.errors);
@@ -1521,11 +1525,11 @@ static void fio_ernic_cleanup(struct thread_data *td)
 			log_info("ernic: %s: %s (%s): %" PRIu64 " ios in %" PRIu64 " commands, %" PRIu64
 				 " split at MDTS %u KiB\n",
 				 td->o.name, ernic_run.dev_path, job->dev.uring ? "io_uring" : "ioctl", job->ios,
-				 job->capsules, job->split_ios, ernic_run.mdts_bytes / 1024);
+				 job->capsules, job->split_ios, job->max_xfer / 1024);
 		else
 			log_info("ernic: %s: qid %u: %" PRIu64 " ios in %" PRIu64 " capsules, %" PRIu64
 				 " split at MDTS %u KiB\n",
-				 td->o.name, job->qid, job->ios, job->capsules, job->split_ios, ERNIC_MAX_XFER / 1024);
+				 td->o.name, job->qid, job->ios, job->capsules, job->split_ios, job->max_xfer / 1024);
 	}
 
 	pthread_mutex_lock(&ernic_run.lock);

@@ -215,7 +215,7 @@ static inline int ernic_parse_opcode(const char *s)
 }
 
 /* Bytes in one command at most: MDTS (units of the minimum page, 0 = no limit) and the host's own limit. */
-static inline uint32_t ernic_mdts_bytes(uint8_t mdts, uint32_t page, uint64_t host_max)
+static inline uint32_t ernic_dev_max_xfer(uint8_t mdts, uint32_t page, uint64_t host_max)
 {
 	uint64_t b = mdts ? (uint64_t)page << mdts : UINT64_MAX;
 

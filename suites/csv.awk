@@ -1,4 +1,5 @@
-# csv.awk - split one line of the results CSVs into fields.
+# csv.awk - the awk helpers of the suites' scripts (suites/lib.sh sets CSV_AWK to this text).
+# csvsplit: split one line of the results CSVs into fields.
 # The CSVs quote every string (jq @csv) and the backend string contains
 # commas, so a plain -F, is wrong. Doubled quotes inside a field are undone.
 function csvsplit(line, f,   n, i, c, q, cur) {
@@ -15,4 +16,18 @@ function csvsplit(line, f,   n, i, c, q, cur) {
 	}
 	f[++n] = cur
 	return n
+}
+
+# 1234567.8 -> "1,234,568"
+function commas(x,   s, r) {
+	s = sprintf("%d", x + 0.5); r = ""
+	while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) }
+	return s r
+}
+
+# a byte count as the job files write it: 4096 -> "4 KiB"
+function hb(b) {
+	if (b >= 1048576 && b % 1048576 == 0) return b / 1048576 " MiB"
+	if (b >= 1024 && b % 1024 == 0) return b / 1024 " KiB"
+	return b " B"
 }

@@ -4,9 +4,8 @@
 # nvmf_tcp_load if built.
 # suites/run needs bash and GNU date (busybox date has no %N); busybox provides the rest of what it calls.
 #
-# The guest's copy of suites/ gets one extra case, integrity/ram-8m.fio: integrity/ram.fio with size=8m instead
-# of 512m. The lane runs it on /dev/nvme0n1: 512 MiB of 4 KiB writes and their verify reads take many minutes under
-# TCG and do not fit the lane's namespaces. The checkout's suites/ is not changed.
+# The lane's integrity case is suites/integrity/ram-8m.fio (8 MiB, not ram.fio's 512 MiB: that many 4 KiB writes
+# and their verify reads take many minutes under TCG and do not fit the lane's namespaces).
 #
 # Usage: ci/lane/build-guest.sh
 # Env:   ERNICD=PATH   ernicd binary to include (default build/ernicd, included only if executable)
@@ -26,6 +25,7 @@ CACHE=$OUT/cache
 ERNICD=${ERNICD:-$ROOT/build/ernicd}
 LOAD_TOOL=${LOAD_TOOL:-$ROOT/build/nvmf_tcp_load}
 ENGINE_SO=${ENGINE_SO:-$ROOT/build/ernic-fio.so} # the fio engine (the passthru phase and suites/run on /dev/ng0n1)
+RDMA_SGL_TOOL=${RDMA_SGL_TOOL:-$ROOT/build/nvmf_rdma_sgl} # the RDMA phase's keyed SGL cases, when built
 SUITES=$ROOT/suites
 META=linux-image-amd64
 # Modules the guest loads; modprobe adds their dependencies. The crc32c providers are requested by name at run
@@ -33,9 +33,18 @@ META=linux-image-amd64
 # reset connections (the faults phase).
 MODULES="nvme-tcp nvme-fabrics nvme-core nvmet nvmet-tcp configfs null_blk loop crc32c_generic crc32c-intel
 inet_diag tcp_diag"
+# The RDMA phase (phase-rdma.sh): soft-RoCE on a veth pair, the NVMe/RDMA host and target.
+# rxe asks for the "crc32" shash (its ICRC) by name when a link is added: listed by hand, as crc32c above.
+MODULES="$MODULES veth rdma_rxe rdma_cm ib_uverbs rdma_ucm nvme-rdma nvmet-rdma crc32_generic"
 TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq /usr/bin/bash /usr/bin/date /bin/ss"
+# iproute2's ip (veth pairs) and rdma (rxe links, the MR count) for the RDMA phase.
+TOOLS="$TOOLS /usr/sbin/ip /usr/bin/rdma"
+# libibverbs loads its device provider at run time: the rxe one and the driver file that names it.
+RXE_PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+RXE_DRIVER=/etc/libibverbs.d/rxe.driver
 
 for t in $TOOLS; do [ -x "$t" ] || die "missing $t (run: ci/deps.sh lane)"; done
+for f in "$RXE_PROVIDER" "$RXE_DRIVER"; do [ -e "$f" ] || die "missing $f (run: ci/deps.sh build)"; done
 for c in apt-get apt-cache dpkg-deb depmod modprobe ldd ldconfig cpio xz sha256sum; do
 	command -v "$c" >/dev/null || die "missing command $c (run: ci/deps.sh lane)"
 done
@@ -119,7 +128,7 @@ done
 # Shared libraries of the tools (ldd exits 1 on a static binary such as busybox-static: that is not an error).
 LIBS=""
 for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ) \
-	$( [ -f "$ENGINE_SO" ] && echo "$ENGINE_SO" ); do
+	$( [ -x "$RDMA_SGL_TOOL" ] && echo "$RDMA_SGL_TOOL" ) $( [ -f "$ENGINE_SO" ] && echo "$ENGINE_SO" ); do
 	out=$(ldd "$t" 2>/dev/null) || continue
 	for l in $(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
 		case " $LIBS " in *" $l "*) ;; *) LIBS="$LIBS $l" ;; esac
@@ -133,13 +142,13 @@ HAVE_LOAD_TOOL=no
 manifest() {
 	echo "kernel $(basename "$DEB") $KREL"
 	echo "modules $MODFILES"
-	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh"
+	sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh" "$HERE"/phase-*.sh "$RXE_PROVIDER" "$RXE_DRIVER"
 	# shellcheck disable=SC2086
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
 	[ "$HAVE_LOAD_TOOL" = no ] || sha256sum "$LOAD_TOOL"
 	[ ! -f "$ENGINE_SO" ] || sha256sum "$ENGINE_SO"
-	sha256sum "$HERE"/phase-*.sh 2>/dev/null || true
+	[ ! -x "$RDMA_SGL_TOOL" ] || sha256sum "$RDMA_SGL_TOOL"
 	if [ -d "$SUITES" ]; then
 		(cd "$SUITES" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 	fi
@@ -197,19 +206,9 @@ if [ -f "$ENGINE_SO" ]; then
 	mkdir -p "$R/ernic/build"
 	cp "$ENGINE_SO" "$R/ernic/build/ernic-fio.so"
 fi
-mkdir -p "$R/lane"
-for f in "$HERE"/phase-*.sh; do
-	[ ! -f "$f" ] || cp "$f" "$R/lane/"
-done
 [ -d "$SUITES" ] || die "no $SUITES: the lane runs its job files"
 cp -a "$SUITES" "$R/ernic/suites"
-# The reduced-size integrity case, for the device target only (see the header).
-[ -f "$SUITES/integrity/ram.fio" ] || die "no $SUITES/integrity/ram.fio"
-sed -e '1,/^\[global\]/{/^;/d}' -e 's/^size=512m$/size=8m/' -e 's/size=512M,/size=8M,/' "$SUITES/integrity/ram.fio" |
-	sed '1i ; The lane'"'"'s copy of integrity/ram.fio with size=8m: crc32c verify of 8 MiB of 4 KiB random writes on\
-; the device target (written by ci/lane/build-guest.sh into the guest only; 512 MiB is too slow under TCG).' \
-	>"$R/ernic/suites/integrity/ram-8m.fio"
-grep -q '^size=8m$' "$R/ernic/suites/integrity/ram-8m.fio" || die "integrity/ram.fio has no size=512m line to reduce"
+[ -f "$SUITES/integrity/ram-8m.fio" ] || die "no $SUITES/integrity/ram-8m.fio: the lane's integrity case"
 
 echo /usr/lib/x86_64-linux-gnu >"$R/etc/ld.so.conf"
 ldconfig -r "$R" || die "ldconfig -r $R failed"
@@ -230,6 +229,15 @@ depmod -b "$R" "$KREL" || die "depmod failed on the initramfs root"
 
 cp "$HERE/guest-init.sh" "$R/init"
 chmod 755 "$R/init"
+mkdir -p "$R/lane"
+if [ -x "$RDMA_SGL_TOOL" ]; then
+	put "$RDMA_SGL_TOOL" /usr/bin/nvmf_rdma_sgl
+	chmod 755 "$R/usr/bin/nvmf_rdma_sgl"
+fi
+cp "$HERE"/phase-*.sh "$R/lane/"
+put "$RXE_PROVIDER"
+mkdir -p "$R/etc/libibverbs.d"
+cp "$RXE_DRIVER" "$R/etc/libibverbs.d/"
 
 (cd "$R" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --reproducible -R 0:0) \
 	>"$INITRD.tmp" || die "cpio failed"

@@ -15,12 +15,15 @@
 # connection reset with ss -K, and nvmf_tcp_load's connection churn, held controllers and discovery flood; each job
 # must read back every block it wrote, and ernicd's counters must come back to rest.
 #
+# Then the lad phase (ci/lane/phase-lad.sh): the fabric LAD against nvmet-tcp and ernicd, its raw traces printed
+# between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END" lines.
+#
 # Prints step lines "lane [uptime] <phase>: <what>", the suites' CSV files between
 # "ERNIC-LANE-CSV-BEGIN <phase> <suite>" and "ERNIC-LANE-CSV-END <phase> <suite>", ernicd's exit counters as JSON
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
 # Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
-# ernicd, faults),
+# ernicd, faults, lad, rdma: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
@@ -42,6 +45,7 @@ sequential/read sequential/write subblock/read-512-on-4k subblock/write-1k-on-4k
 DIGEST_CASES="integrity/ram-8m" # after the reconnect with --hdr-digest --data-digest
 DIGEST_LABEL=" +hdgst+ddgst"     # appended to the backend column of those rows
 RESULTS=/results
+SUITES_TRANSPORT=tcp # the CSV rows' transport column
 PHASE=init
 WATCHDOG=""
 
@@ -279,9 +283,9 @@ run_suites() { # run_suites BACKEND-LABEL CSV-DIR CASE...: suites/run on $DEV, f
 	dir=$2
 	shift 2
 	echo "$PHASE suites/run $*" >/run/lane-step
-	log "suites/run $* --target $DEV --transport tcp --runtime $RUNTIME --backend '$backend'"
+	log "suites/run $* --target $DEV --transport $SUITES_TRANSPORT --runtime $RUNTIME --backend '$backend'"
 	rc=0
-	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport tcp --runtime "$RUNTIME" \
+	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport "$SUITES_TRANSPORT" --runtime "$RUNTIME" \
 		--backend "$backend" --csv-dir "$dir" || rc=$?
 	[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($*)"
 }
@@ -897,10 +901,10 @@ phase_faults() {
 
 # ---------------------------------------------------------------------------------------------------------------
 
-# Phases kept in their own files (ci/lane/phase-*.sh), copied next to /init.
+# Phases kept in files of their own (ci/lane/phase-*.sh, copied next to /init as /lane/).
 for f in /lane/phase-*.sh; do
 	# shellcheck disable=SC1090
-	if [ -f "$f" ]; then . "$f"; fi
+	[ -e "$f" ] && . "$f"
 done
 
 setup_system
@@ -924,8 +928,14 @@ else
 		phase_faults
 		;;
 	esac
+	case "$skip" in
+	*,rdma,*) log "rdma phase skipped (ernic.skip)" ;;
+	*) phase_rdma ;;
+	esac
 fi
 case "$skip" in
+*,lad,*) log "lad phase skipped (ernic.skip)" ;;
+*) phase_lad ;;
 *,passthru,*) log "passthru phase skipped (ernic.skip)" ;;
 *) phase_passthru ;;
 esac

@@ -8,14 +8,16 @@
 # Usage: ci/lane/run.sh
 # Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, passthru
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
 #        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does) and LANE_CSV_DIR/lane-ratio.csv
-#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio).
+#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio); the lad phase's raw traces in
+#        build/lane/results/files/lad/<target>/, its tables in build/lane/lad.txt and, on a pass, rows appended to
+#        LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
 # Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
 set -euo pipefail
 
@@ -32,17 +34,10 @@ TIMEOUT=${LANE_TIMEOUT:-900}
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
 CSV_DIR=${LANE_CSV_DIR:-$ROOT/results}
-CSV_HEADER=$(sed -n 's/^CSV_HEADER="\(.*\)"$/\1/p' "$ROOT/suites/run")
-[ -n "$CSV_HEADER" ] || die "cannot read CSV_HEADER from suites/run"
-RATIO_HEADER="timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio"
-if [ -n "${ERNIC_COMMIT:-}" ]; then
-	COMMIT=$ERNIC_COMMIT
-else
-	COMMIT=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) || COMMIT=unknown
-	if [ "$COMMIT" != unknown ] && ! git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null; then
-		COMMIT="$COMMIT-dirty"
-	fi
-fi
+# shellcheck source=suites/lib.sh
+. "$ROOT/suites/lib.sh"
+CSV_HEADER=$(csv_columns suite)
+COMMIT=$(ernic_commit)
 [[ $COMMIT =~ ^[0-9A-Za-z._-]+$ ]] || die "commit id '$COMMIT' cannot go on the kernel command line"
 
 for c in qemu-system-x86_64 timeout jq; do
@@ -55,8 +50,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|passthru)(,(nvmet|ernicd|faults|passthru))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, passthru (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru)(,(nvmet|ernicd|faults|lad|rdma|passthru))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma, passthru (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
 # The conformance suite's in-process column, on this machine (under TCG it takes minutes); the guest adds the
@@ -95,6 +90,11 @@ awk -v dir="$RES" '
 		printf "" > file; next
 	}
 	/^ERNIC-LANE-CSV-END /    { if (name != "") close(file); name = ""; next }
+	/^ERNIC-LANE-FILE-BEGIN [a-z0-9-]+ [a-z0-9-]+\/[a-z0-9._-]+$/ {
+		system("mkdir -p \"" dir "/files/" $2 "/" substr($3, 1, index($3, "/") - 1) "\"")
+		name = $3; file = dir "/files/" $2 "/" $3; printf "" > file; next
+	}
+	/^ERNIC-LANE-FILE-END /   { if (name != "") close(file); name = ""; next }
 	name != ""                { print > file }
 ' "$LOG"
 
@@ -103,7 +103,7 @@ awk -v dir="$RES" '
 CSV_OK=yes
 for f in "$RES"/csv/*/*.csv; do
 	[ -e "$f" ] || continue
-	bad=$(awk -v header="$CSV_HEADER" "$(cat "$ROOT/suites/csv.awk")"'
+	bad=$(awk -v header="$CSV_HEADER" "$CSV_AWK"'
 		BEGIN { nh = split(header, h, ",") }
 		NR == 1 { if ($0 != header) print "line 1 is not the suites/run header"; next }
 		{ n = csvsplit($0, f); if (n != nh) print "line " NR " has " n " fields, not " nh }
@@ -121,7 +121,7 @@ rows_tsv() {
 	for f in "$RES"/csv/*/*.csv; do
 		[ -e "$f" ] || continue
 		phase=$(basename "$(dirname "$f")")
-		awk -v phase="$phase" "$(cat "$ROOT/suites/csv.awk")"'
+		awk -v phase="$phase" "$CSV_AWK"'
 			NR == 1 { nh = split($0, h, ","); next }
 			{
 				if (csvsplit($0, f) != nh) next
@@ -163,6 +163,61 @@ echo
 echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a: a case that must fail)"
 cat "$RATIOS"
 
+# Files the guest sent gzipped in base64.
+for f in "$RES"/files/*/*/*.gz.b64; do
+	[ -e "$f" ] || continue
+	base64 -d "$f" | gzip -dc >"${f%.gz.b64}" || echo "lane: ${f#"$RES"/}: cannot decode"
+done
+
+# The fabric LAD (lad phase): the guest's raw traces joined here, the table checked complete.
+LAD_OK=yes
+LAD_DIRS=()
+for d in "$RES"/files/lad/nvmet "$RES"/files/lad/ernicd; do [ -s "$d/meta" ] && LAD_DIRS+=("$d"); done
+if [ ${#LAD_DIRS[@]} -gt 0 ]; then
+	echo
+	echo "lane: per-stage latency over NVMe/TCP (suites/lad/fabric-report ${LAD_DIRS[*]#"$ROOT"/})"
+	"$ROOT/suites/lad/fabric-report" --check --no-csv "${LAD_DIRS[@]}" | tee "$OUT/lad.txt" || LAD_OK=no
+	if [ -s "$RES/lad-ernicd-stats.json" ]; then
+		echo "lane: ernicd's own stage means (us): $(jq -c '.tcp_stages.mean_us' "$RES/lad-ernicd-stats.json")"
+	fi
+elif [[ ,${LANE_SKIP:-}, != *,lad,* ]] && grep -q '^ERNIC-LANE: PASS' "$LOG"; then
+	echo "lane: the lad phase printed no traces"
+	LAD_OK=no
+fi
+
+# The RDMA phase (phase-rdma.sh): ernicd / nvmet-rdma per case, then each target's RDMA / TCP per case, and the
+# host's memory regions per number of I/O queues.
+RATIOS_RDMA=$OUT/ratios-rdma.txt
+if printf '%s\n' "$ROWS" | grep -q '^rdma-'; then
+	printf '%s\n' "$ROWS" | awk -F'\t' '
+		{ iops[$1, $2] = $3; lat[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+		function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
+		END {
+			printf "ernicd / nvmet-rdma\n%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS",
+				"ratio", "ernicd lat us", "nvmet lat us", "ratio"
+			for (i = 1; i <= k; i++) {
+				c = order[i]
+				if (!(("rdma-ernicd", c) in iops) || !(("rdma-nvmet", c) in iops)) continue
+				printf "%-34s %11s %11s %8s %14s %14s %8s\n", c, iops["rdma-ernicd", c], iops["rdma-nvmet", c],
+					ratio(iops["rdma-ernicd", c], iops["rdma-nvmet", c]), lat["rdma-ernicd", c],
+					lat["rdma-nvmet", c], ratio(lat["rdma-ernicd", c], lat["rdma-nvmet", c])
+			}
+			printf "\nRDMA / TCP, IOPS\n%-34s %11s %11s %8s %11s %11s %8s\n", "case", "ernicd tcp", "ernicd rdma",
+				"ratio", "nvmet tcp", "nvmet rdma", "ratio"
+			for (i = 1; i <= k; i++) {
+				c = order[i]
+				if (!(("rdma-ernicd", c) in iops) && !(("rdma-nvmet", c) in iops)) continue
+				printf "%-34s %11s %11s %8s %11s %11s %8s\n", c, iops["ernicd", c], iops["rdma-ernicd", c],
+					ratio(iops["rdma-ernicd", c], iops["ernicd", c]), iops["nvmet", c], iops["rdma-nvmet", c],
+					ratio(iops["rdma-nvmet", c], iops["nvmet", c])
+			}
+		}' >"$RATIOS_RDMA"
+	grep '^ERNIC-LANE-MR ' "$LOG" | sed 's/^ERNIC-LANE-MR /MR budget: /' >>"$RATIOS_RDMA" || true
+	echo
+	echo "lane: RDMA phase (TCG: only the ratios mean anything)"
+	cat "$RATIOS_RDMA"
+fi
+
 # Tables the guest printed whole (the passthru phase: conformance, passthru-perf), kept as build/lane/<name>.txt.
 awk '$0 == "ERNIC-LANE-TABLE-BEGIN conformance-status" { p = 1; next }
 	$0 == "ERNIC-LANE-TABLE-END conformance-status" { p = 0 } p' "$LOG" >"$OUT/conformance-lane.status.tsv"
@@ -197,27 +252,30 @@ if [ "$CONF_OK" != yes ]; then
 	echo "lane: FAIL: conformance (in process or on a device) had unexpected results; nothing appended"
 	exit 1
 fi
-if [ "$CSV_OK" != yes ] || [ -z "$ROWS" ]; then
+# No rows is a failure unless both phases that run the suites were skipped.
+if [ "$CSV_OK" != yes ] || { [ -z "$ROWS" ] && [[ ! ,${LANE_SKIP:-}, =~ ,nvmet,(.*,)?ernicd,|,ernicd,(.*,)?nvmet, ]]; }; then
 	echo "lane: FAIL: the guest passed but its CSV files did not come back whole (console: $LOG)"
+	exit 1
+fi
+if [ "$LAD_OK" != yes ]; then
+	echo "lane: FAIL: the fabric LAD table is incomplete (a stage without samples, or the join lost over 1%)"
 	exit 1
 fi
 
 # The rows, appended as suites/run appends them: header once, never under another header.
 mkdir -p "$CSV_DIR"
-csv_ready() { # csv_ready FILE HEADER
-	if [ ! -s "$1" ]; then
-		echo "$2" >"$1"
-	elif [ "$(head -n 1 "$1")" != "$2" ]; then
-		die "$1 has another header; move it away to start a new file"
-	fi
-}
 n=0
 for f in "$RES"/csv/*/*.csv; do
-	csv_ready "$CSV_DIR/$(basename "$f")" "$CSV_HEADER"
+	[ -e "$f" ] || continue
+	csv_ready "$CSV_DIR/$(basename "$f")" suite || die "nothing more appended"
 	tail -n +2 "$f" >>"$CSV_DIR/$(basename "$f")"
 	n=$((n + $(tail -n +2 "$f" | wc -l)))
 done
-csv_ready "$CSV_DIR/lane-ratio.csv" "$RATIO_HEADER"
+if [ ${#LAD_DIRS[@]} -gt 0 ]; then
+	ERNIC_COMMIT=$COMMIT "$ROOT/suites/lad/fabric-report" --csv-dir "$CSV_DIR" "${LAD_DIRS[@]}" >/dev/null ||
+		die "appending the fabric LAD rows to $CSV_DIR/lad.csv failed"
+fi
+csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 printf '%s
 ' "$ROWS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" '

@@ -8,9 +8,8 @@
 MR_COST      := $(BUILD)/bench/mr_cost
 MRBENCH_ARGS ?=
 MRBENCH_CSV  ?= results/mrbudget.csv
-# The commit column as results/README.md defines it: short=12, -dirty, ERNIC_COMMIT overrides.
-MRBENCH_COMMIT = $(or $(ERNIC_COMMIT),$(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && \
-	{ git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c-dirty; } || echo unknown))
+# The commit column and the CSV header as every results script writes them (suites/lib.sh).
+MRBENCH_COMMIT = $(shell bash -c '. suites/lib.sh && ernic_commit')
 
 all: $(MR_COST)
 
@@ -20,6 +19,8 @@ $(MR_COST): emulator/bench/mr_cost.c $(wildcard emulator/src/*.h emulator/includ
 
 .PHONY: mrbench
 mrbench: $(MR_COST)
+	@mkdir -p $(dir $(MRBENCH_CSV))
+	bash -c '. suites/lib.sh && csv_ready $(MRBENCH_CSV) mrbudget'
 	$(MR_COST) --csv $(MRBENCH_CSV) --commit $(MRBENCH_COMMIT) $(MRBENCH_ARGS)
 
 -include suites/mrbudget/mrbudget.mk

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ernicd - the NVMe/TCP daemon: one subsystem of libernic's controller core,
- * served to any NVMe/TCP host (the Linux kernel's nvme-tcp, nvme-cli).
+ * ernicd - the NVMe over Fabrics daemon: subsystems of libernic's controller
+ * core, served over NVMe/TCP to any host (the Linux kernel's nvme-tcp,
+ * nvme-cli) or, with --transport rdma, over NVMe/RDMA to the kernel's
+ * nvme-rdma through an RDMA device (an RNIC, or soft-RoCE). The command line
+ * describes the first subsystem; --config and the control socket (ernicctl)
+ * add, change and remove subsystems, namespaces, NVMe/TCP listeners and ANA
+ * states at run time.
  *
  * Signals are blocked in every thread and taken synchronously here with
  * sigwait(), so the handlers are ordinary code: SIGUSR1 prints the counters,
@@ -19,8 +24,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ernic/control.h"
 #include "ernic/ernic.h"
+#include "ernic/nvmf.h"
 #include "ernic/tcp.h"
+#ifdef ERNIC_HAVE_RDMA
+#include "ernic/rdma.h"
+#endif
 
 #define ERNICD "ernicd"
 #define ERNICD_DEFAULT_ADDR "127.0.0.1"
@@ -33,16 +43,20 @@
 #define ERNICD_STR(x) ERNICD_XSTR(x)
 
 static const char usage[] =
-	"Usage: " ERNICD " [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
+	"Usage: " ERNICD " [--transport tcp|rdma] [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
+	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N]\n"
 	"\n"
-	"Serve one NVMe over Fabrics subsystem over NVMe/TCP.\n"
+	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
+	"  --transport T       tcp (default) or rdma (listen on an RDMA device's address;\n"
+	"                      --max-connections and --idle-timeout are TCP's only)\n"
 	"  --listen ADDR:PORT  address to listen on (default " ERNICD_DEFAULT_ADDR ":" ERNICD_DEFAULT_PORT
 	"; IPv6 as [ADDR]:PORT)\n"
 	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
 	"  --backend STR       a namespace, nvmeof:size=8G,bs=4096[,file=PATH][,queues=N]...; repeat\n"
-	"                      for more namespaces (the first sets queues and queue_size).\n"
+	"                      for more namespaces (the first sets queues, queue_size and mdts;\n"
+	"                      mdts=N caps a transfer at 4 KiB << N, default 5; mdts=0 is no limit).\n"
 	"                      Default: $ERNIC_BACKEND, else nvmeof:size=1G,bs=4096 in RAM\n"
 	"  --allow-host NQN    accept Connect only from these host NQNs (repeat); default any host\n"
 	"  --max-connections N connections served at once (1..65536, default " ERNICD_STR(ERNIC_TCP_MAX_CONNECTIONS)
@@ -53,6 +67,15 @@ static const char usage[] =
 	ERNICD_STR(ERNICD_DEFAULT_IDLE_S) ");\n"
 	"                      a connected queue idle between commands is keep-alive's to judge\n"
 	"  --stats PATH        also write the counters JSON to PATH on SIGUSR1 and at exit\n"
+	"  --config FILE       after the subsystem above is up, run the control requests in FILE\n"
+	"                      (a JSON array of {\"method\":...,\"params\":{...}}); stop at the first error\n"
+	"  --control PATH      serve control requests (ernicctl) on a Unix socket at PATH, mode 0600\n"
+	"  --trace PATH        write one line per sampled I/O command to PATH: qid, cid, opcode,\n"
+	"                      status and CLOCK_MONOTONIC ns stamps (capsule received, handed to\n"
+	"                      the core, storage start and done, response queued, last byte sent)\n"
+	"  --trace-sample N    stamp 1 in N commands on each I/O queue (1..1000000; default\n"
+	"                      " ERNICD_STR(ERNIC_STAGE_SAMPLE_DEFAULT) " with --trace, else off); the stage means go into\n"
+	"                      the counters JSON as \"tcp_stages\"\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -61,6 +84,7 @@ static const char usage[] =
 	"Bad arguments exit 2.\n";
 
 struct ernicd_opts {
+	bool rdma;
 	char addr[INET6_ADDRSTRLEN];
 	char port[8];
 	const char *nqn;
@@ -69,8 +93,12 @@ struct ernicd_opts {
 	const char *allow[ERNICD_MAX_ALLOW + 1];
 	unsigned int nr_allow;
 	const char *stats;
+	const char *config;
+	const char *control;
 	unsigned int max_connections;
 	unsigned int idle_timeout_s;
+	const char *trace;
+	unsigned int trace_sample;
 };
 
 static void __attribute__((noreturn)) bad_arg(const char *opt, const char *value, const char *why)
@@ -129,7 +157,8 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
-	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i' };
+	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
+	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -138,6 +167,11 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "control", required_argument, NULL, OPT_CONTROL },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "trace-sample", required_argument, NULL, OPT_TRACE_SAMPLE },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -178,11 +212,38 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 				bad_arg("--stats", optarg, "empty path");
 			o->stats = optarg;
 			break;
+		case OPT_CONFIG:
+			if (!optarg[0])
+				bad_arg("--config", optarg, "empty path");
+			o->config = optarg;
+			break;
+		case OPT_CONTROL:
+			if (!optarg[0])
+				bad_arg("--control", optarg, "empty path");
+			o->control = optarg;
+			break;
 		case OPT_MAX_CONNS:
 			o->max_connections = parse_uint("--max-connections", optarg, 1, 65536);
 			break;
 		case OPT_IDLE:
 			o->idle_timeout_s = parse_uint("--idle-timeout", optarg, 1, 3600);
+			break;
+		case OPT_TRACE:
+			if (!optarg[0])
+				bad_arg("--trace", optarg, "empty path");
+			o->trace = optarg;
+			break;
+		case OPT_TRACE_SAMPLE:
+			o->trace_sample = parse_uint("--trace-sample", optarg, 1, 1000000);
+			break;
+		case OPT_TRANSPORT:
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma"))
+				bad_arg("--transport", optarg, "must be tcp or rdma");
+#ifndef ERNIC_HAVE_RDMA
+			if (!strcmp(optarg, "rdma"))
+				bad_arg("--transport", optarg, "built without rdma-core (librdmacm-dev, libibverbs-dev)");
+#endif
+			o->rdma = !strcmp(optarg, "rdma");
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -195,19 +256,49 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			exit(2);
 		}
 	}
+	if (o->trace && !o->trace_sample)
+		o->trace_sample = ERNIC_STAGE_SAMPLE_DEFAULT;
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", ERNICD, argv[optind]);
 		exit(2);
 	}
 }
 
-static void print_counters(struct ernic_target *tgt, const char *stats_path)
+/*
+ * The target's counters JSON, with the listeners' stage means as "tcp_stages"
+ * when they sample; NULL when out of memory.
+ */
+static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, bool sampling)
 {
 	static struct ernic_counters c;
-	char *buf;
+	struct ernic_tcp_stage_stats st;
+	char stages[1024], *buf, *out;
+	size_t len;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
+	if (!buf || !sampling)
+		return buf;
+	ernic_control_tcp_stage_stats(ctl, &st);
+	len = strlen(buf);
+	/* The object's closing brace gives way to one more member. */
+	if (ernic_tcp_stage_stats_json(&st, stages, sizeof(stages)) < 0 || len < 2 || buf[len - 1] != '}' ||
+	    !(out = malloc(len + strlen(stages) + 32))) {
+		free(buf);
+		return NULL;
+	}
+	buf[len - 1] = '\0';
+	sprintf(out, "%s,\"tcp_stages\":%s}", buf, stages);
+	free(buf);
+	return out;
+}
+
+static void print_counters(struct ernic_target *tgt, struct ernic_control *ctl, const struct ernicd_opts *o)
+{
+	const char *stats_path = o->stats;
+	char *buf;
+
+	buf = counters_json(tgt, ctl, o->trace_sample != 0);
 	if (!buf) {
 		fprintf(stderr, "%s: cannot format the counters: out of memory\n", ERNICD);
 		return;
@@ -230,16 +321,38 @@ static void print_counters(struct ernic_target *tgt, const char *stats_path)
 	free(buf);
 }
 
+/* Flush every subsystem's namespaces: 0, or the first error. */
+static int flush_all(struct ernic_nvmf *nvmf)
+{
+	int rc = 0;
+
+	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_SUBSYSTEMS; i++) {
+		struct ernic_target *tgt = ernic_nvmf_subsys_at(nvmf, i);
+		int r = tgt ? ernic_target_flush(tgt) : 0;
+
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static struct ernic_backend_cfg cfgs[ERNIC_MAX_NS];
 	struct ernicd_opts o = { 0 };
 	struct ernic_target_opts topts = { 0 };
 	struct ernic_tcp_port_opts popts = { .log = stderr, .ident = ERNICD };
+	struct ernic_nvmf *nvmf = NULL;
 	struct ernic_target *tgt = NULL;
-	struct ernic_tcp_port *port = NULL;
+	struct ernic_control *ctl = NULL;
+	FILE *trace = NULL;
+#ifdef ERNIC_HAVE_RDMA
+	struct ernic_rdma_port_opts ropts = { .log = stderr, .ident = ERNICD };
+	struct ernic_rdma_port *rport = NULL;
+#endif
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512];
+	uint16_t bound = 0;
 	sigset_t sigs;
 	int rc, sig, status = 0;
 
@@ -263,66 +376,110 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (o.trace) {
+		trace = fopen(o.trace, "we");
+		if (!trace) {
+			fprintf(stderr, "%s: cannot open --trace '%s': %s\n", ERNICD, o.trace, strerror(errno));
+			return 1;
+		}
+	}
+	popts.trace = trace;
+	popts.sample_every = o.trace_sample;
 	popts.max_connections = o.max_connections;
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;
 	topts.allow_hosts = o.nr_allow ? o.allow : NULL;
-	rc = ernic_target_create(&cfgs[0], &topts, &tgt, err, sizeof(err));
-	if (rc) {
+	/* The first backend's queue settings are every subsystem's. */
+	rc = ernic_nvmf_create(&cfgs[0], &nvmf, err, sizeof(err));
+	if (!rc)
+		rc = ernic_nvmf_subsys_add(nvmf, &topts, &tgt, err, sizeof(err));
+	if (rc)
 		fprintf(stderr, "%s: %s\n", ERNICD, err);
+	for (unsigned int i = 0; !rc && i < o.nr_backends + !o.nr_backends; i++) {
+		rc = ernic_target_add_ns(tgt, &cfgs[i], err, sizeof(err));
+		if (rc && i)
+			fprintf(stderr, "%s: --backend '%s': %s\n", ERNICD, o.backends[i], err);
+		else if (rc)
+			fprintf(stderr, "%s: %s\n", ERNICD, err);
+	}
+	if (rc) {
+		ernic_nvmf_destroy(nvmf);
 		return rc == -EINVAL ? 2 : 1;
 	}
-	for (unsigned int i = 1; i < o.nr_backends; i++) {
-		rc = ernic_target_add_ns(tgt, &cfgs[i], err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "%s: --backend '%s': %s\n", ERNICD, o.backends[i], err);
-			ernic_target_destroy(tgt);
-			return rc == -EINVAL ? 2 : 1;
-		}
-	}
 
-	rc = ernic_tcp_port_create(tgt, &popts, &port);
-	if (!rc)
-		rc = ernic_tcp_port_listen(port, o.addr, o.port, err, sizeof(err));
-	else
-		snprintf(err, sizeof(err), "cannot create the port: %s", strerror(-rc));
-	if (!rc) {
-		rc = ernic_tcp_port_start(port);
-		if (rc)
-			snprintf(err, sizeof(err), "cannot start the accept thread: %s", strerror(-rc));
+	rc = ernic_control_create(nvmf, &popts, &ctl);
+	if (rc)
+		snprintf(err, sizeof(err), "cannot create the control plane: %s", strerror(-rc));
+	else if (!o.rdma)
+		rc = ernic_control_listener_add(ctl, o.nqn, o.addr, o.port, &bound, err, sizeof(err));
+#ifdef ERNIC_HAVE_RDMA
+	/* NVMe/RDMA serves the command line's subsystem; the control plane's listeners are NVMe/TCP. */
+	if (!rc && o.rdma) {
+		rc = ernic_rdma_port_create(tgt, &ropts, &rport);
+		if (!rc)
+			rc = ernic_rdma_port_listen(rport, o.addr, o.port, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "cannot create the RDMA port: %s", strerror(-rc));
+		if (!rc) {
+			rc = ernic_rdma_port_start(rport);
+			if (rc)
+				snprintf(err, sizeof(err), "cannot start the RDMA CM thread: %s", strerror(-rc));
+		}
+		bound = (uint16_t)atoi(o.port);
 	}
+#endif
+	if (!rc && o.config)
+		rc = ernic_control_load(ctl, o.config, err, sizeof(err));
+	if (!rc && o.control)
+		rc = ernic_control_listen(ctl, o.control, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", ERNICD, err);
-		ernic_tcp_port_destroy(port);
-		ernic_target_destroy(tgt);
-		return 1;
+#ifdef ERNIC_HAVE_RDMA
+		ernic_rdma_port_destroy(rport);
+#endif
+		ernic_control_destroy(ctl);
+		ernic_nvmf_destroy(nvmf);
+		return rc == -EINVAL ? 2 : 1;
 	}
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
-	fprintf(stderr, "%s: listening on %s%s%s:%u, subsystem %s, %u namespace(s), backend %s, %s\n", ERNICD,
-		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", ernic_tcp_port_number(port),
-		o.nqn, ernic_target_nr_ns(tgt), desc, o.nr_allow ? "allow-listed hosts only" : "any host");
+	fprintf(stderr, "%s: listening on %s%s%s:%u%s, subsystem %s, %u namespace(s), backend %s, %s%s%s\n", ERNICD,
+		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", bound,
+		o.rdma ? " (NVMe/RDMA)" : "", o.nqn, ernic_target_nr_ns(tgt), desc,
+		o.nr_allow ? "allow-listed hosts only" : "any host", o.control ? ", control " : "",
+		o.control ? o.control : "");
 	fflush(stderr);
 
 	for (;;) {
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGUSR1) {
-			print_counters(tgt, o.stats);
+			print_counters(tgt, ctl, &o);
 			continue;
 		}
 		break;
 	}
 
 	fprintf(stderr, "%s: %s: stopping\n", ERNICD, strsignal(sig));
-	ernic_tcp_port_stop(port, ERNICD_STOP_GRACE_MS);
-	rc = ernic_target_flush(tgt);
+	ernic_control_stop(ctl, ERNICD_STOP_GRACE_MS);
+#ifdef ERNIC_HAVE_RDMA
+	if (rport)
+		ernic_rdma_port_stop(rport, ERNICD_STOP_GRACE_MS);
+#endif
+	rc = flush_all(nvmf);
 	if (rc) {
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
-	print_counters(tgt, o.stats);
-	ernic_tcp_port_destroy(port);
-	ernic_target_destroy(tgt);
+	print_counters(tgt, ctl, &o);
+#ifdef ERNIC_HAVE_RDMA
+	ernic_rdma_port_destroy(rport);
+#endif
+	ernic_control_destroy(ctl);
+	ernic_nvmf_destroy(nvmf);
+	if (trace && fclose(trace)) {
+		fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, o.trace, strerror(errno));
+		status = 1;
+	}
 	fprintf(stderr, "%s: stopped\n", ERNICD);
 	return status;
 }

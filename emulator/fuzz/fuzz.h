@@ -163,7 +163,7 @@ static inline int fuzz_q_exec(struct fuzz_q *q, const struct nvme_sqe *sqe, cons
 	q->data_len = len;
 	if (ernic_req_exec(&slot->req) == ERNIC_EXEC_HELD)
 		return 0;
-	status = (slot->req.cqe.status >> 1) & 0x7FF;
+	status = nvme_cqe_status(&slot->req.cqe);
 	if (dw0)
 		*dw0 = slot->req.cqe.dw0;
 	fuzz_slot_release(slot);

@@ -7,12 +7,12 @@
  * fields, the log page window, the Features machinery and AER.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "target.h"
 
 #define ERNIC_VID 0x1DD8
-#define ERNIC_MODEL "ernic NVMe-oF controller"
 #define ERNIC_FIRMWARE "1.0"
 #define ERNIC_TEMP_KELVIN 313 /* reported composite temperature, 40 C */
 
@@ -39,9 +39,7 @@ uint16_t ernic_req_send_data(struct ernic_req *req, const void *src, uint32_t le
 
 static struct ernic_ns *find_ns(struct ernic_target *tgt, uint32_t nsid)
 {
-	if (nsid == 0 || nsid > tgt->nr_ns)
-		return NULL;
-	return &tgt->ns[nsid - 1];
+	return ernic_target_ns(tgt, nsid);
 }
 
 /* ---------------------------------------------------------------- Identify */
@@ -55,12 +53,13 @@ void ernic_identify_ctrlr_common(const struct ernic_ctrlr *ctrlr, const struct e
 	id->vid = ERNIC_VID;
 	id->ssvid = ERNIC_VID;
 	ernic_copy_padded(id->sn, sizeof(id->sn), tgt->serial);
-	ernic_copy_padded(id->mn, sizeof(id->mn), ERNIC_MODEL);
+	ernic_copy_padded(id->mn, sizeof(id->mn), tgt->model);
 	ernic_copy_padded(id->fr, sizeof(id->fr), ERNIC_FIRMWARE);
 	id->rab = 6;
 	id->cntlid = ctrlr->cntlid;
 	id->ver = ctrlr->vs;
 	id->kas = 10; /* keep-alive granularity in 100 ms units */
+	id->ctratt = NVME_CTRL_CTRATT_TBKAS;
 	id->sqes = (6 << 4) | 6;
 	id->cqes = (4 << 4) | 4;
 	id->sgls = NVME_CTRL_SGLS_SUPPORTED | NVME_CTRL_SGLS_KEYED | (icd ? NVME_CTRL_SGLS_OFFSET : 0);
@@ -80,14 +79,32 @@ static void identify_ctrlr(const struct ernic_ctrlr *ctrlr, const struct ernic_s
 	snprintf(id->subnqn, sizeof(id->subnqn), "%s", tgt->subnqn);
 	id->cntrltype = NVME_CTRL_CNTRLTYPE_IO;
 	id->maxcmd = (uint16_t)tgt->cfg.queue_size;
-	id->mdts = ERNIC_MDTS;
+	id->mdts = (uint8_t)tgt->cfg.mdts;
 	id->oaes = NVME_CTRL_OAES_NS_ATTR;
+	/* No per-namespace SMART data (bit 0): the SMART page is the controller's whatever the NSID. */
+	id->lpa |= NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_SUPPORTED_LOGS;
 	id->acl = 3;
 	id->frmw = (1 << 1) | 1; /* one slot, read-only */
 	id->wctemp = 343;
 	id->cctemp = 358;
-	id->nn = tgt->nr_ns;
-	id->mnan = 0;
+	/*
+	 * NN is the highest NSID a host may ever see: a host forgets namespaces
+	 * above it. A subsystem of a set gains namespaces at run time, so it
+	 * reports every slot; a target on its own the ones it has.
+	 */
+	id->nn = tgt->nvmf ? ERNIC_MAX_NS : tgt->nr_ns;
+	/*
+	 * ANA reporting (Base 8.1.1), as Linux nvmet: several ports and
+	 * controllers may reach the subsystem, so a host builds one multipath
+	 * node over them. MNAN bounds the NSIDs the ANA log page lists.
+	 */
+	id->cmic = NVME_CTRL_CMIC_MULTI_PORT | NVME_CTRL_CMIC_MULTI_CTRL | NVME_CTRL_CMIC_ANA;
+	id->oaes |= NVME_CTRL_OAES_ANA_CHANGE;
+	id->anacap = NVME_CTRL_ANACAP_ALL_STATES | NVME_CTRL_ANACAP_GRPID_STATIC;
+	id->anatt = 10; /* seconds a transition may last */
+	id->anagrpmax = ERNIC_MAX_ANA_GROUPS;
+	id->nanagrpid = ERNIC_MAX_ANA_GROUPS;
+	id->mnan = ERNIC_MAX_NS;
 	id->oncs = NVME_CTRL_ONCS_DSM | NVME_CTRL_ONCS_WRITE_ZEROES;
 	/* The file backend's page cache is volatile; Flush of NSID FFFFFFFFh flushes them all (io_cmd.c). */
 	id->vwc = NVME_CTRL_VWC_PRESENT | NVME_CTRL_VWC_FLUSH_ALL_NS;
@@ -109,8 +126,10 @@ static void identify_ns(const struct ernic_ns *ns, struct nvme_id_ns *id)
 	id->dlfeat = 1 | (1 << 3); /* deallocated blocks read as zeroes; Write Zeroes may deallocate */
 	id->lbaf[0].lbads = (uint8_t)ns->lba_shift;
 	id->lbaf[0].rp = 0;
+	id->nmic = NVME_NS_NMIC_SHARED;
+	id->anagrpid = ns->anagrpid;
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
-	memcpy(id->eui64, ns->nguid, sizeof(id->eui64));
+	memcpy(id->eui64, ns->eui64, sizeof(id->eui64));
 	/* NVMCAP: namespace capacity in bytes, 128-bit little endian. */
 	uint64_t bytes = ernic_ns_size(ns);
 	memcpy(id->nvmcap, &bytes, sizeof(bytes));
@@ -120,23 +139,18 @@ static size_t ns_id_descs(const struct ernic_ns *ns, uint8_t *page)
 {
 	size_t off = 0;
 	struct nvme_ns_id_desc d;
-	uint8_t uuid[16];
 
 	d = (struct nvme_ns_id_desc){ .nidt = NVME_NIDT_EUI64, .nidl = 8 };
 	memcpy(page + off, &d, sizeof(d));
-	memcpy(page + off + sizeof(d), ns->nguid, 8);
+	memcpy(page + off + sizeof(d), ns->eui64, 8);
 	off += sizeof(d) + 8;
 	d = (struct nvme_ns_id_desc){ .nidt = NVME_NIDT_NGUID, .nidl = 16 };
 	memcpy(page + off, &d, sizeof(d));
 	memcpy(page + off + sizeof(d), ns->nguid, 16);
 	off += sizeof(d) + 16;
-	/* A version-4 style UUID derived from the NGUID, stable like it. */
-	memcpy(uuid, ns->nguid, sizeof(uuid));
-	uuid[6] = (uint8_t)((uuid[6] & 0x0F) | 0x40);
-	uuid[8] = (uint8_t)((uuid[8] & 0x3F) | 0x80);
 	d = (struct nvme_ns_id_desc){ .nidt = NVME_NIDT_UUID, .nidl = 16 };
 	memcpy(page + off, &d, sizeof(d));
-	memcpy(page + off + sizeof(d), uuid, 16);
+	memcpy(page + off + sizeof(d), ns->uuid, 16);
 	off += sizeof(d) + 16;
 	d = (struct nvme_ns_id_desc){ .nidt = NVME_NIDT_CSI, .nidl = 1 };
 	memcpy(page + off, &d, sizeof(d));
@@ -170,8 +184,9 @@ static uint16_t admin_identify(struct ernic_req *req)
 
 		if (nsid >= 0xFFFFFFFE)
 			return NVME_SC_INVALID_NS;
-		for (uint32_t i = nsid + 1; i <= tgt->nr_ns && n < 1024; i++)
-			list[n++] = i;
+		for (uint32_t i = nsid + 1; i <= ERNIC_MAX_NS && n < 1024; i++)
+			if (find_ns(tgt, i))
+				list[n++] = i;
 		break;
 	}
 	case NVME_ID_CNS_NS_DESC_LIST:
@@ -243,7 +258,7 @@ uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t
 	/* LPO must be dword aligned and inside the page (Base 5.16). */
 	if ((lpo & 3) || lpo > size)
 		return NVME_SC_INVALID_FIELD;
-	if (len > ERNIC_MAX_XFER)
+	if (len > req->sq->tgt->max_xfer)
 		return NVME_SC_INVALID_FIELD;
 	status = ernic_req_map_data_atleast(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
 	if (status)
@@ -255,8 +270,91 @@ uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t
 	return NVME_SC_SUCCESS;
 }
 
+/* ANA (0Ch): built per controller, since the states depend on the port it came through (nvmf.c). */
+static uint16_t admin_ana_log(struct ernic_req *req)
+{
+	size_t size;
+	void *page = ernic_ana_log_build(req->sq->ctrlr, req->sqe.cdw10 & NVME_LOG_ANA_RGO, &size);
+	uint16_t status;
+
+	if (!page)
+		return NVME_SC_INTERNAL;
+	status = ernic_req_send_log_page(req, page, size);
+	free(page);
+	return status;
+}
+
+/* The log pages an I/O controller returns; Supported Log Pages (00h) is built from this list. */
+static const uint8_t admin_log_pages[] = {
+	NVME_LOG_SUPPORTED, NVME_LOG_ERROR,	    NVME_LOG_SMART,
+	NVME_LOG_FW_SLOT,   NVME_LOG_CHANGED_NS, NVME_LOG_CMD_EFFECTS, NVME_LOG_ANA,
+};
+
+/*
+ * What each command does besides moving its data (Base 2.0 Figure 210); an
+ * opcode not listed is unsupported. Kept beside the dispatch below and in
+ * io_cmd.c, and checked against them by ctrlr_ut.
+ */
+static const struct {
+	uint8_t opc;
+	uint32_t effects;
+} admin_cmd_effects[] = {
+	{ NVME_ADMIN_GET_LOG_PAGE, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_IDENTIFY, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_ABORT, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_SET_FEATURES, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_GET_FEATURES, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_ASYNC_EVENT, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_ADMIN_KEEP_ALIVE, NVME_CMD_EFFECTS_CSUPP },
+}, nvm_cmd_effects[] = {
+	{ NVME_CMD_FLUSH, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_CMD_WRITE, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
+	{ NVME_CMD_READ, NVME_CMD_EFFECTS_CSUPP },
+	{ NVME_CMD_WRITE_ZEROES, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
+	{ NVME_CMD_DSM, NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC },
+};
+
+static void supported_log(struct nvme_supported_log *log)
+{
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(admin_log_pages); i++)
+		log->lid[admin_log_pages[i]] = NVME_LOG_LSUPP;
+}
+
+/* Only the NVM command set's I/O commands exist (Base 2.0 5.16.1.6: CSI selects them), as nvmet answers. */
+static uint16_t cmd_effects_log(const struct ernic_req *req, struct nvme_cmd_effects_log *log)
+{
+	if (NVME_LOG_CSI(req->sqe.cdw14) != NVME_CSI_NVM)
+		return NVME_SC_INVALID_LOG_PAGE;
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(admin_cmd_effects); i++)
+		log->acs[admin_cmd_effects[i].opc] = admin_cmd_effects[i].effects;
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(nvm_cmd_effects); i++)
+		log->iocs[nvm_cmd_effects[i].opc] = nvm_cmd_effects[i].effects;
+	return NVME_SC_SUCCESS;
+}
+
+/*
+ * Changed Namespace List: what ernic_target_ns_changed() gathered. Reading it
+ * with RAE clear empties it and unmasks the Namespace Attribute Notice (Base
+ * 2.0 5.2: an event type stays masked until its log page is read).
+ */
+static void changed_ns_log(struct ernic_ctrlr *ctrlr, bool rae, struct nvme_changed_ns_log *log)
+{
+	pthread_mutex_lock(&ctrlr->lock);
+	if (ctrlr->changed_ns_overflow)
+		log->nsid[0] = NVME_CHANGED_NS_OVERFLOW;
+	else
+		memcpy(log->nsid, ctrlr->changed_ns, ctrlr->nr_changed_ns * sizeof(uint32_t));
+	if (!rae) {
+		ctrlr->nr_changed_ns = 0;
+		ctrlr->changed_ns_overflow = false;
+		ctrlr->ns_attr_aen_masked = false;
+	}
+	pthread_mutex_unlock(&ctrlr->lock);
+}
+
 static uint16_t admin_get_log_page(struct ernic_req *req)
 {
+	uint16_t status;
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint8_t lid = (uint8_t)req->sqe.cdw10;
 	bool rae = req->sqe.cdw10 & (1u << 15);
@@ -265,6 +363,16 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 
 	memset(page, 0, sizeof(page));
 	switch (lid) {
+	case NVME_LOG_SUPPORTED:
+		supported_log((struct nvme_supported_log *)page);
+		size = sizeof(struct nvme_supported_log);
+		break;
+	case NVME_LOG_CMD_EFFECTS:
+		status = cmd_effects_log(req, (struct nvme_cmd_effects_log *)page);
+		if (status)
+			return status;
+		size = sizeof(struct nvme_cmd_effects_log);
+		break;
 	case NVME_LOG_ERROR:
 		pthread_mutex_lock(&ctrlr->lock);
 		memcpy(page, ctrlr->errlog, sizeof(ctrlr->errlog));
@@ -285,17 +393,12 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 		size = sizeof(*fw);
 		break;
 	}
-	case NVME_LOG_CHANGED_NS: {
-		uint32_t *list = (uint32_t *)page;
-
-		pthread_mutex_lock(&ctrlr->lock);
-		memcpy(list, ctrlr->changed_ns, ctrlr->nr_changed_ns * sizeof(uint32_t));
-		if (!rae)
-			ctrlr->nr_changed_ns = 0;
-		pthread_mutex_unlock(&ctrlr->lock);
-		size = 4096;
+	case NVME_LOG_CHANGED_NS:
+		changed_ns_log(ctrlr, rae, (struct nvme_changed_ns_log *)page);
+		size = sizeof(struct nvme_changed_ns_log);
 		break;
-	}
+	case NVME_LOG_ANA:
+		return admin_ana_log(req);
 	default:
 		/* The discovery log page (70h) exists only on a discovery controller. */
 		return NVME_SC_INVALID_LOG_PAGE;
@@ -348,8 +451,12 @@ uint32_t ernic_feat_get_kato(const struct ernic_ctrlr *ctrlr, bool current)
 
 uint16_t ernic_feat_set_async_event(struct ernic_req *req, uint32_t cdw11)
 {
-	/* Only Namespace Attribute Notices are generated; other bits are kept, harmless. */
-	req->sq->ctrlr->aec = cdw11;
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	/* Under the lock: the control path reads it to decide whom to tell of a change. */
+	pthread_mutex_lock(&ctrlr->lock);
+	ctrlr->aec = cdw11;
+	pthread_mutex_unlock(&ctrlr->lock);
 	return NVME_SC_SUCCESS;
 }
 

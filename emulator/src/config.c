@@ -61,6 +61,7 @@ void ernic_backend_cfg_init(struct ernic_backend_cfg *cfg)
 	cfg->queue_size = ERNIC_DEFAULT_QUEUE_SIZE;
 	cfg->max_mr = ERNIC_MAX_MR;
 	cfg->pollers = 1;
+	cfg->mdts = ERNIC_MDTS;
 	cfg->skip_mr_budget = false;
 }
 
@@ -297,6 +298,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ "max_mr", CFG_DEC, CFG_FIELD(max_mr), 64, ERNIC_MR_TABLE_LIMIT, { 0 }, false },
 	{ "pollers", CFG_DEC, CFG_FIELD(pollers), 1, 64, { 0 }, false },
 	{ "fault", CFG_FAULT, CFG_FIELD(fault), 0, 0, { 0 }, false },
+	/* 0: no limit (Base 2.0 Figure 275, MDTS); a transport may bound it further (ERNIC_INPROC_MDTS_MAX). */
+	{ "mdts", CFG_DEC, CFG_FIELD(mdts), 0, ERNIC_MDTS_MAX, { 0 }, false },
 };
 #define CFG_NR_KEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
@@ -490,9 +493,9 @@ int ernic_backend_format(const struct ernic_backend_cfg *cfg, char *buf, size_t 
 	format_fault(&cfg->fault, fault, sizeof(fault));
 	n = snprintf(buf, len,
 		     CFG_PREFIX ":size=%s,bs=%" PRIu32 "%s%s,queues=%" PRIu32 ",queue_size=%" PRIu32
-				",max_mr=%" PRIu32 ",pollers=%" PRIu32 "%s%s",
+				",max_mr=%" PRIu32 ",pollers=%" PRIu32 ",mdts=%" PRIu32 "%s%s",
 		     size, cfg->bs, flen ? ",file=" : "", flen ? cfg->file : "", cfg->queues, cfg->queue_size,
-		     cfg->max_mr, cfg->pollers, fault[0] ? ",fault=" : "", fault);
+		     cfg->max_mr, cfg->pollers, cfg->mdts, fault[0] ? ",fault=" : "", fault);
 	if (n < 0)
 		return -EINVAL;
 	if ((size_t)n >= len)

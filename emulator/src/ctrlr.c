@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "target.h"
 
@@ -23,20 +24,45 @@ uint64_t ernic_now_ns(void)
 
 /* ------------------------------------------------------------------ target */
 
-static int target_open_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
-			  size_t errlen)
+/* Identifiers stable per subsystem and NSID, so a host sees the same namespace again. */
+static void ns_default_ids(const struct ernic_target *tgt, struct ernic_ns *ns)
+{
+	const char *nqn = tgt->subnqn;
+	size_t n = strlen(nqn);
+
+	for (size_t i = 0; i < sizeof(ns->nguid); i++)
+		ns->nguid[i] = (uint8_t)(nqn[(i * 7) % (n ? n : 1)] ^ (i * 31) ^ ns->nsid);
+	memcpy(ns->eui64, ns->nguid, sizeof(ns->eui64));
+	/* A version-4 style UUID derived from the NGUID, stable like it. */
+	memcpy(ns->uuid, ns->nguid, sizeof(ns->uuid));
+	ns->uuid[6] = (uint8_t)((ns->uuid[6] & 0x0F) | 0x40);
+	ns->uuid[8] = (uint8_t)((ns->uuid[8] & 0x3F) | 0x80);
+}
+
+int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct ernic_backend_cfg *cfg,
+			 const struct ernic_ns_ids *ids, char *err, size_t errlen)
 {
 	struct ernic_ns *ns;
 	int rc;
 
-	if (tgt->nr_ns == ERNIC_MAX_NS) {
-		snprintf(err, errlen, "Error: nvmeof backend: at most %u namespaces", ERNIC_MAX_NS);
-		return -ENOSPC;
+	if (nsid == 0 || nsid > ERNIC_MAX_NS) {
+		snprintf(err, errlen, "Error: nvmeof backend: nsid %u out of range 1..%u", nsid, ERNIC_MAX_NS);
+		return -EINVAL;
 	}
-	ns = &tgt->ns[tgt->nr_ns];
+	ns = &tgt->ns[nsid - 1];
+	if (atomic_load(&ns->state) != ERNIC_NS_FREE) {
+		snprintf(err, errlen, "Error: nvmeof backend: nsid %u is in use", nsid);
+		return -EEXIST;
+	}
+	if (ids && ids->anagrpid > ERNIC_MAX_ANA_GROUPS) {
+		snprintf(err, errlen, "ana_group %u: must be 1..%u", ids->anagrpid, ERNIC_MAX_ANA_GROUPS);
+		return -EINVAL;
+	}
+	/* A free slot is read by no queue: its fields are ours until the state is published. */
 	memset(ns, 0, sizeof(*ns));
 	ns->fd = -1;
-	ns->nsid = tgt->nr_ns + 1;
+	ns->nsid = nsid;
+	ns->anagrpid = 1;
 	if (cfg->file[0])
 		rc = ernic_ns_file_open(ns, cfg->file, cfg->size, cfg->bs, err, errlen);
 	else
@@ -44,13 +70,73 @@ static int target_open_ns(struct ernic_target *tgt, const struct ernic_backend_c
 	if (rc)
 		return rc;
 	ernic_ns_fault_install(ns, &cfg->fault);
-	/* NGUID: stable per subsystem and NSID, so a host sees the same namespace again. */
-	for (size_t i = 0; i < sizeof(ns->nguid); i++) {
-		const char *nqn = tgt->subnqn;
-		size_t n = strlen(nqn);
-		ns->nguid[i] = (uint8_t)(nqn[(i * 7) % (n ? n : 1)] ^ (i * 31) ^ ns->nsid);
-	}
+	ns_default_ids(tgt, ns);
+	if (ids && ids->has_nguid)
+		memcpy(ns->nguid, ids->nguid, sizeof(ns->nguid));
+	if (ids && ids->has_uuid)
+		memcpy(ns->uuid, ids->uuid, sizeof(ns->uuid));
+	if (ids && ids->has_eui64)
+		memcpy(ns->eui64, ids->eui64, sizeof(ns->eui64));
+	if (ids && ids->anagrpid)
+		ns->anagrpid = ids->anagrpid;
+	pthread_mutex_lock(&tgt->lock);
 	tgt->nr_ns++;
+	pthread_mutex_unlock(&tgt->lock);
+	atomic_store(&ns->state, ERNIC_NS_ACTIVE);
+	return 0;
+}
+
+/* The lowest free NSID, 0 when every slot is taken. */
+static uint32_t target_free_nsid(const struct ernic_target *tgt)
+{
+	for (uint32_t i = 0; i < ERNIC_MAX_NS; i++)
+		if (atomic_load(&tgt->ns[i].state) == ERNIC_NS_FREE)
+			return i + 1;
+	return 0;
+}
+
+int ernic_target_alloc(const struct ernic_backend_cfg *cfg, const struct ernic_target_opts *opts,
+		       struct ernic_target **out, char *err, size_t errlen)
+{
+	struct ernic_target *tgt;
+	uint32_t hash = 2166136261u;
+
+	tgt = calloc(1, sizeof(*tgt));
+	if (!tgt) {
+		snprintf(err, errlen, "Error: out of memory creating the target");
+		return -ENOMEM;
+	}
+	tgt->cfg = *cfg;
+	tgt->max_xfer = ernic_mdts_bytes(cfg->mdts);
+	snprintf(tgt->subnqn, sizeof(tgt->subnqn), "%s",
+		 opts && opts->subnqn ? opts->subnqn : ERNIC_DEFAULT_SUBNQN);
+	for (const char *p = tgt->subnqn; *p; p++)
+		hash = (hash ^ (uint8_t)*p) * 16777619u;
+	if (opts && opts->serial)
+		snprintf(tgt->serial, sizeof(tgt->serial), "%s", opts->serial);
+	else
+		snprintf(tgt->serial, sizeof(tgt->serial), "ERNIC%08" PRIx32, hash);
+	snprintf(tgt->model, sizeof(tgt->model), "%s", opts && opts->model ? opts->model : ERNIC_DEFAULT_MODEL);
+	if (opts && opts->allow_hosts) {
+		size_t n = 0;
+
+		while (opts->allow_hosts[n])
+			n++;
+		tgt->allow_hosts = calloc(n + 1, sizeof(char *));
+		for (size_t i = 0; tgt->allow_hosts && i < n; i++)
+			tgt->allow_hosts[i] = strdup(opts->allow_hosts[i]);
+	}
+	for (uint32_t i = 0; i < ERNIC_MAX_NS; i++)
+		tgt->ns[i].fd = -1;
+	pthread_mutex_init(&tgt->lock, NULL);
+	tgt->next_cntlid = 1;
+	tgt->power_on_ns = ernic_now_ns();
+	tgt->trtype = NVMF_TRTYPE_RDMA;
+	tgt->adrfam = NVMF_ADRFAM_IPV4;
+	tgt->disc_genctr = 1;
+	snprintf(tgt->traddr, sizeof(tgt->traddr), "127.0.0.1");
+	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "4420");
+	*out = tgt;
 	return 0;
 }
 
@@ -58,7 +144,6 @@ int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_
 			struct ernic_target **out, char *err, size_t errlen)
 {
 	struct ernic_target *tgt;
-	uint32_t hash = 2166136261u;
 	int rc;
 
 	/*
@@ -74,62 +159,213 @@ int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_
 		if (rc)
 			return rc;
 	}
-	tgt = calloc(1, sizeof(*tgt));
-	if (!tgt) {
-		snprintf(err, errlen, "Error: out of memory creating the target");
-		return -ENOMEM;
-	}
-	tgt->cfg = *cfg;
-	snprintf(tgt->subnqn, sizeof(tgt->subnqn), "%s",
-		 opts && opts->subnqn ? opts->subnqn : ERNIC_DEFAULT_SUBNQN);
-	for (const char *p = tgt->subnqn; *p; p++)
-		hash = (hash ^ (uint8_t)*p) * 16777619u;
-	if (opts && opts->serial)
-		snprintf(tgt->serial, sizeof(tgt->serial), "%s", opts->serial);
-	else
-		snprintf(tgt->serial, sizeof(tgt->serial), "ERNIC%08" PRIx32, hash);
-	if (opts && opts->allow_hosts) {
-		size_t n = 0;
-
-		while (opts->allow_hosts[n])
-			n++;
-		tgt->allow_hosts = calloc(n + 1, sizeof(char *));
-		for (size_t i = 0; tgt->allow_hosts && i < n; i++)
-			tgt->allow_hosts[i] = strdup(opts->allow_hosts[i]);
-	}
-	pthread_mutex_init(&tgt->lock, NULL);
-	tgt->next_cntlid = 1;
-	tgt->power_on_ns = ernic_now_ns();
-	tgt->trtype = NVMF_TRTYPE_RDMA;
-	tgt->adrfam = NVMF_ADRFAM_IPV4;
-	tgt->disc_genctr = 1;
-	snprintf(tgt->traddr, sizeof(tgt->traddr), "127.0.0.1");
-	snprintf(tgt->trsvcid, sizeof(tgt->trsvcid), "4420");
-
-	rc = target_open_ns(tgt, cfg, err, errlen);
+	rc = ernic_target_alloc(cfg, opts, &tgt, err, errlen);
 	if (rc)
-		goto fail;
+		return rc;
+	rc = ernic_target_open_ns(tgt, 1, cfg, NULL, err, errlen);
+	if (rc) {
+		ernic_target_destroy(tgt);
+		return rc;
+	}
 	*out = tgt;
 	return 0;
-fail:
-	ernic_target_destroy(tgt);
-	return rc;
 }
 
 int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
 			size_t errlen)
 {
-	int rc;
+	uint32_t nsid = target_free_nsid(tgt);
+
+	if (!nsid) {
+		snprintf(err, errlen, "Error: nvmeof backend: at most %u namespaces", ERNIC_MAX_NS);
+		return -ENOSPC;
+	}
+	return ernic_target_open_ns(tgt, nsid, cfg, NULL, err, errlen);
+}
+
+/*
+ * The waits of ernic_target_quiesce(): a queue is past every command it had
+ * inside once its sequence is even or has moved since the first look.
+ */
+struct quiesce_seen {
+	const struct ernic_sq *sq;
+	uint32_t seq;
+};
+
+static bool quiesce_done(struct ernic_target *tgt, const struct quiesce_seen *seen, size_t n)
+{
+	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next) {
+		uint32_t seq = atomic_load(&sq->exec_seq);
+
+		if (!(seq & 1))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (seen[i].sq == sq && seen[i].seq == seq)
+				return false;
+	}
+	return true;
+}
+
+void ernic_target_quiesce(struct ernic_target *tgt)
+{
+	struct quiesce_seen *seen = NULL;
+	size_t n = 0, cap = 0;
+	bool done;
 
 	pthread_mutex_lock(&tgt->lock);
-	rc = target_open_ns(tgt, cfg, err, errlen);
+	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next) {
+		uint32_t seq = atomic_load(&sq->exec_seq);
+
+		if (!(seq & 1))
+			continue;
+		if (n == cap) {
+			struct quiesce_seen *more = realloc(seen, (cap ? cap * 2 : 16) * sizeof(*seen));
+
+			if (!more) /* keep what fits: the wait below still covers every queue seen */
+				break;
+			seen = more;
+			cap = cap ? cap * 2 : 16;
+		}
+		seen[n++] = (struct quiesce_seen){ sq, seq };
+	}
 	pthread_mutex_unlock(&tgt->lock);
-	return rc;
+	/* The lock is not held while waiting: a command inside may take it (SMART, Connect). */
+	for (;;) {
+		pthread_mutex_lock(&tgt->lock);
+		done = quiesce_done(tgt, seen, n);
+		pthread_mutex_unlock(&tgt->lock);
+		if (done)
+			break;
+		usleep(100);
+	}
+	free(seen);
 }
 
 uint32_t ernic_target_nr_ns(const struct ernic_target *tgt)
 {
 	return tgt->nr_ns;
+}
+
+/* Close a namespace no command uses any more (REMOVING and quiesced): flush first, so no acknowledged write is lost. */
+static void target_close_ns(struct ernic_target *tgt, struct ernic_ns *ns)
+{
+	if (ns->ops) {
+		ns->ops->flush(ns);
+		ns->ops->close(ns);
+	}
+	ns->ops = NULL;
+	pthread_mutex_lock(&tgt->lock);
+	tgt->nr_ns--;
+	pthread_mutex_unlock(&tgt->lock);
+	atomic_store(&ns->state, ERNIC_NS_FREE);
+}
+
+int ernic_target_remove_ns(struct ernic_target *tgt, uint32_t nsid, char *err, size_t errlen)
+{
+	struct ernic_ns *ns = ernic_target_ns(tgt, nsid);
+
+	if (!ns) {
+		snprintf(err, errlen, "nsid %u: no such namespace", nsid);
+		return -ENOENT;
+	}
+	/* New commands get Invalid Namespace from here; the ones inside finish on the backend. */
+	atomic_store(&ns->state, ERNIC_NS_REMOVING);
+	ernic_target_quiesce(tgt);
+	target_close_ns(tgt, ns);
+	ernic_target_ns_changed(tgt, nsid);
+	return 0;
+}
+
+int ernic_target_resize_ns(struct ernic_target *tgt, uint32_t nsid, uint64_t size, char *err, size_t errlen)
+{
+	struct ernic_ns *ns = ernic_target_ns(tgt, nsid);
+	uint64_t old, nlb;
+	int rc;
+
+	if (!ns) {
+		snprintf(err, errlen, "nsid %u: no such namespace", nsid);
+		return -ENOENT;
+	}
+	if (size == 0 || size & ((1ull << ns->lba_shift) - 1)) {
+		snprintf(err, errlen, "size %llu: must be a non-zero multiple of the block size %u",
+			 (unsigned long long)size, 1u << ns->lba_shift);
+		return -EINVAL;
+	}
+	old = ernic_ns_size(ns);
+	nlb = size >> ns->lba_shift;
+	if (size == old)
+		return 0;
+	/* Growing: the medium first, then the bound commands check. Shrinking: the reverse, with a wait between. */
+	if (size > old) {
+		rc = ns->ram ? ernic_ns_ram_resize(ns, old, size, err, errlen)
+			     : ernic_ns_file_resize(ns, old, size, err, errlen);
+		if (rc)
+			return rc;
+		atomic_store(&ns->nlb, nlb);
+	} else {
+		atomic_store(&ns->nlb, nlb);
+		ernic_target_quiesce(tgt);
+		rc = ns->ram ? ernic_ns_ram_resize(ns, old, size, err, errlen)
+			     : ernic_ns_file_resize(ns, old, size, err, errlen);
+		if (rc)
+			return rc;
+	}
+	ernic_target_ns_changed(tgt, nsid);
+	return 0;
+}
+
+int ernic_target_add_ns_at(struct ernic_target *tgt, uint32_t nsid, const struct ernic_backend_cfg *cfg,
+			   const struct ernic_ns_ids *ids, uint32_t *out_nsid, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!nsid)
+		nsid = target_free_nsid(tgt);
+	if (!nsid) {
+		snprintf(err, errlen, "nsid: every one of 1..%u is in use", ERNIC_MAX_NS);
+		return -ENOSPC;
+	}
+	rc = ernic_target_open_ns(tgt, nsid, cfg, ids, err, errlen);
+	if (rc)
+		return rc;
+	if (out_nsid)
+		*out_nsid = nsid;
+	ernic_target_ns_changed(tgt, nsid);
+	return 0;
+}
+
+int ernic_target_ns_info(struct ernic_target *tgt, uint32_t nsid, struct ernic_ns_info *info)
+{
+	const struct ernic_ns *ns = ernic_target_ns(tgt, nsid);
+
+	if (!ns)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	info->nsid = nsid;
+	info->size = ernic_ns_size(ns);
+	info->bs = 1u << ns->lba_shift;
+	info->anagrpid = ns->anagrpid;
+	snprintf(info->backend, sizeof(info->backend), "%s", ns->ram ? "ram" : "file");
+	info->path = ns->ram ? "" : ns->path;
+	memcpy(info->nguid, ns->nguid, sizeof(info->nguid));
+	memcpy(info->uuid, ns->uuid, sizeof(info->uuid));
+	memcpy(info->eui64, ns->eui64, sizeof(info->eui64));
+	return 0;
+}
+
+const char *ernic_target_serial(const struct ernic_target *tgt)
+{
+	return tgt->serial;
+}
+
+const char *ernic_target_model(const struct ernic_target *tgt)
+{
+	return tgt->model;
+}
+
+const char *const *ernic_target_allow_hosts(const struct ernic_target *tgt)
+{
+	return (const char *const *)tgt->allow_hosts;
 }
 
 /* The family of a numeric address: IPv6 if it parses as one, else IPv4 (a name or an IPv4 address). */
@@ -160,8 +396,8 @@ void ernic_target_destroy(struct ernic_target *tgt)
 {
 	if (!tgt)
 		return;
-	for (uint32_t i = 0; i < tgt->nr_ns; i++)
-		if (tgt->ns[i].ops)
+	for (uint32_t i = 0; i < ERNIC_MAX_NS; i++)
+		if (atomic_load(&tgt->ns[i].state) != ERNIC_NS_FREE && tgt->ns[i].ops)
 			tgt->ns[i].ops->close(&tgt->ns[i]);
 	if (tgt->allow_hosts) {
 		for (char **h = tgt->allow_hosts; *h; h++)
@@ -226,8 +462,9 @@ int ernic_target_flush(struct ernic_target *tgt)
 {
 	int rc = 0;
 
-	for (uint32_t i = 0; i < tgt->nr_ns; i++) {
-		int r = tgt->ns[i].ops->flush(&tgt->ns[i]);
+	for (uint32_t i = 0; i < ERNIC_MAX_NS; i++) {
+		struct ernic_ns *ns = ernic_target_ns(tgt, i + 1);
+		int r = ns ? ns->ops->flush(ns) : 0;
 
 		if (r && !rc)
 			rc = r;
@@ -255,19 +492,55 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 		if (!ctrlr || ctrlr->discovery)
 			continue;
 		pthread_mutex_lock(&ctrlr->lock);
-		queue = ctrlr->aec & NVME_CTRL_OAES_NS_ATTR;
-		if (queue && ctrlr->nr_changed_ns < ERNIC_MAX_NS) {
+		if (!ctrlr->changed_ns_overflow) {
 			bool seen = false;
 
 			for (uint32_t j = 0; j < ctrlr->nr_changed_ns; j++)
 				seen |= ctrlr->changed_ns[j] == nsid;
-			if (!seen)
+			if (!seen && ctrlr->nr_changed_ns == NVME_CHANGED_NS_MAX)
+				ctrlr->changed_ns_overflow = true;
+			else if (!seen)
 				ctrlr->changed_ns[ctrlr->nr_changed_ns++] = nsid;
 		}
+		/* One notice until the host reads the log (Base 2.0 5.2), and only if it asked for them. */
+		queue = (ctrlr->aec & NVME_CTRL_OAES_NS_ATTR) && !ctrlr->ns_attr_aen_masked;
+		if (queue)
+			ctrlr->ns_attr_aen_masked = true;
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (queue)
 			ernic_ctrlr_add_aen(ctrlr, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
 							       NVME_LOG_CHANGED_NS));
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *port, uint32_t aec_bit,
+		      uint32_t aer_dw0)
+{
+	pthread_mutex_lock(&tgt->lock);
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
+		struct ernic_ctrlr *ctrlr = tgt->ctrlrs[i];
+		bool enabled;
+
+		if (!ctrlr || (port && ctrlr->port != port))
+			continue;
+		pthread_mutex_lock(&ctrlr->lock);
+		enabled = ctrlr->aec & aec_bit;
+		pthread_mutex_unlock(&ctrlr->lock);
+		if (enabled)
+			ernic_ctrlr_add_aen(ctrlr, aer_dw0);
+	}
+	pthread_mutex_unlock(&tgt->lock);
+}
+
+void ernic_target_fail_ctrlrs(struct ernic_target *tgt, const struct ernic_nvmf_port *port)
+{
+	pthread_mutex_lock(&tgt->lock);
+	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
+		struct ernic_ctrlr *ctrlr = tgt->ctrlrs[i];
+
+		if (ctrlr && (!port || ctrlr->port == port))
+			atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
 	}
 	pthread_mutex_unlock(&tgt->lock);
 }
@@ -333,7 +606,7 @@ int ernic_target_ctrlr_counters(struct ernic_target *tgt, uint16_t cntlid, struc
 /* ------------------------------------------------------------- controllers */
 
 struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
-				       uint32_t kato_ms, bool discovery)
+				       uint32_t kato_ms, bool discovery, struct ernic_nvmf_port *port)
 {
 	struct ernic_ctrlr *ctrlr = calloc(1, sizeof(*ctrlr));
 	uint32_t slot, first, end;
@@ -341,6 +614,7 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	if (!ctrlr)
 		return NULL;
 	ctrlr->tgt = tgt;
+	ctrlr->port = port;
 	ctrlr->refs = 1;
 	ctrlr->discovery = discovery;
 	memcpy(ctrlr->hostid, data->hostid, sizeof(ctrlr->hostid));
@@ -373,7 +647,8 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	for (slot = first; slot < end; slot++)
 		if (!tgt->ctrlrs[slot])
 			break;
-	if (slot == end) {
+	/* A subsystem being removed takes no new association. */
+	if (slot == end || tgt->removed) {
 		pthread_mutex_unlock(&tgt->lock);
 		pthread_mutex_destroy(&ctrlr->lock);
 		free(ctrlr);
@@ -542,6 +817,37 @@ void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr)
 
 void ernic_target_check_keep_alive(struct ernic_target *tgt)
 {
+	/* A port of a set serves every subsystem of it: their timers run here too. */
+	if (tgt->nvmf)
+		ernic_nvmf_check_keep_alive(tgt->nvmf);
+	else
+		ernic_target_check_keep_alive_timers(tgt);
+}
+
+/*
+ * Traffic Based Keep Alive (Base 2.0 section 3.9.5.2, CTRATT.TBKAS): a command
+ * processed on any of the controller's queues since the last check restarts
+ * the timer, as Linux nvmet does, so a host busy with I/O whose Keep Alive is
+ * late under load keeps its association. Read here, every check, from the
+ * queues' exec_seq: the I/O path writes nothing more for it.
+ */
+static bool ctrlr_saw_traffic(struct ernic_ctrlr *ctrlr)
+{
+	uint64_t seen = 0;
+	bool moved;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	for (uint32_t qid = 0; qid <= ERNIC_MAX_IO_QUEUES; qid++)
+		if (ctrlr->sqs[qid])
+			seen += atomic_load_explicit(&ctrlr->sqs[qid]->exec_seq, memory_order_relaxed);
+	moved = seen != ctrlr->ka_traffic;
+	ctrlr->ka_traffic = seen;
+	pthread_mutex_unlock(&ctrlr->lock);
+	return moved;
+}
+
+void ernic_target_check_keep_alive_timers(struct ernic_target *tgt)
+{
 	uint64_t now = ernic_now_ns();
 
 	pthread_mutex_lock(&tgt->lock);
@@ -552,6 +858,10 @@ void ernic_target_check_keep_alive(struct ernic_target *tgt)
 		if (!c)
 			continue;
 		deadline = atomic_load(&c->ka_deadline_ns);
+		if (deadline && ctrlr_saw_traffic(c)) {
+			ernic_ctrlr_keep_alive(c);
+			continue;
+		}
 		/* Keep Alive Timer expired (Base 3.9.5): the controller is fatal. */
 		if (deadline && now > deadline)
 			atomic_fetch_or(&c->csts, NVME_CSTS_CFS);
@@ -604,6 +914,30 @@ void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct e
 		tgt->live_sqs->live_prev = sq;
 	tgt->live_sqs = sq;
 	pthread_mutex_unlock(&tgt->lock);
+}
+
+void ernic_sq_move(struct ernic_sq *sq, struct ernic_target *to)
+{
+	struct ernic_target *from = sq->tgt;
+
+	if (from == to)
+		return;
+	pthread_mutex_lock(&from->lock);
+	if (sq->live_prev)
+		sq->live_prev->live_next = sq->live_next;
+	else
+		from->live_sqs = sq->live_next;
+	if (sq->live_next)
+		sq->live_next->live_prev = sq->live_prev;
+	sq->live_prev = NULL;
+	pthread_mutex_unlock(&from->lock);
+	pthread_mutex_lock(&to->lock);
+	sq->tgt = to;
+	sq->live_next = to->live_sqs;
+	if (to->live_sqs)
+		to->live_sqs->live_prev = sq;
+	to->live_sqs = sq;
+	pthread_mutex_unlock(&to->lock);
 }
 
 void ernic_sq_destroy(struct ernic_sq *sq)
@@ -678,8 +1012,15 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status)
 	req->cqe.status = 0;
 	if (ERNIC_LIKELY(status == NVME_SC_SUCCESS))
 		return;
-	/* Errors this emulator reports are never worth a retry of the same command. */
-	req->cqe.status = (uint16_t)(NVME_CQE_STATUS(status) << 1) | NVME_CQE_STATUS_DNR;
+	/*
+	 * Errors this emulator reports are never worth a retry of the same
+	 * command, except a path error: another path (or this one, once its ANA
+	 * state changes) may succeed, and a multipath host fails over only
+	 * without DNR.
+	 */
+	req->cqe.status = (uint16_t)(NVME_CQE_STATUS(status) << 1);
+	if (NVME_STATUS_SCT(status) != NVME_SCT_PATH)
+		req->cqe.status |= NVME_CQE_STATUS_DNR;
 	ernic_stat_add(&sq->stats.errors[NVME_CQE_STATUS(status)], 1);
 	if (sq->ctrlr)
 		ctrlr_log_error(sq->ctrlr, req, status);
@@ -722,7 +1063,24 @@ static inline uint16_t req_gate(const struct ernic_req *req)
 	return NVME_SC_SUCCESS;
 }
 
-uint16_t ernic_req_check(const struct ernic_req *req)
+/*
+ * A command is inside the core between these two (ernic_target_quiesce()).
+ * The entry is a seq_cst store: ordered before the namespace state the
+ * command loads next, so a remover that saw an even sequence knows the
+ * command will see the namespace gone.
+ */
+static inline void sq_enter(struct ernic_sq *sq)
+{
+	atomic_store(&sq->exec_seq, atomic_load_explicit(&sq->exec_seq, memory_order_relaxed) + 1);
+}
+
+static inline void sq_leave(struct ernic_sq *sq)
+{
+	atomic_store_explicit(&sq->exec_seq, atomic_load_explicit(&sq->exec_seq, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+static uint16_t req_check(const struct ernic_req *req)
 {
 	uint16_t status;
 
@@ -736,7 +1094,17 @@ uint16_t ernic_req_check(const struct ernic_req *req)
 	return ernic_io_check(req);
 }
 
-enum ernic_exec ernic_req_exec(struct ernic_req *req)
+uint16_t ernic_req_check(const struct ernic_req *req)
+{
+	uint16_t status;
+
+	sq_enter(req->sq);
+	status = req_check(req);
+	sq_leave(req->sq);
+	return status;
+}
+
+static enum ernic_exec req_exec(struct ernic_req *req)
 {
 	struct ernic_sq *sq = req->sq;
 	enum ernic_exec ex = ERNIC_EXEC_DONE;
@@ -767,4 +1135,15 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req)
 		return ex;
 	ernic_req_set_status(req, status);
 	return ERNIC_EXEC_DONE;
+}
+
+enum ernic_exec ernic_req_exec(struct ernic_req *req)
+{
+	struct ernic_sq *sq = req->sq;
+	enum ernic_exec ex;
+
+	sq_enter(sq);
+	ex = req_exec(req);
+	sq_leave(sq);
+	return ex;
 }

@@ -8,6 +8,7 @@
  * NQN; a discovery controller has no I/O command set.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "target.h"
@@ -23,6 +24,9 @@ static uint16_t disc_identify(struct ernic_req *req)
 	id.cntrltype = NVME_CTRL_CNTRLTYPE_DISCOVERY;
 	id.maxcmd = ERNIC_ADMIN_QUEUE_SIZE;
 	id.mdts = 0;
+	/* A set's log changes at run time: a persistent discovery controller may ask to hear of it. */
+	if (req->sq->tgt->nvmf)
+		id.oaes = NVME_CTRL_OAES_DISC_CHANGE;
 	return ernic_req_send_data(req, &id, sizeof(id));
 }
 
@@ -56,6 +60,14 @@ static void disc_log_page_build(const struct ernic_ctrlr *ctrlr, struct nvmf_dis
 	e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
 	ernic_copy_padded(e->trsvcid, sizeof(e->trsvcid), tgt->trsvcid);
 	ernic_copy_padded(e->traddr, sizeof(e->traddr), tgt->traddr);
+	if (e->trtype == NVMF_TRTYPE_RDMA) {
+		/* Reliable connected queue pairs set up by the RDMA CM, as nvme-rdma expects. */
+		struct nvmf_disc_rdma_tsas *tsas = (struct nvmf_disc_rdma_tsas *)e->tsas;
+
+		tsas->qptype = NVMF_RDMA_QPTYPE_CONNECTED;
+		tsas->prtype = NVMF_RDMA_PRTYPE_NOT_SPECIFIED;
+		tsas->cms = NVMF_RDMA_CMS_RDMA_CM;
+	}
 	pthread_mutex_unlock(&tgt->lock);
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
 }
@@ -70,6 +82,17 @@ static uint16_t disc_get_log_page(struct ernic_req *req)
 	_Static_assert(sizeof(page) == sizeof(page.hdr) + sizeof(page.entry), "discovery log page is packed");
 	if ((uint8_t)req->sqe.cdw10 != NVME_LOG_DISC)
 		return NVME_SC_INVALID_LOG_PAGE;
+	if (req->sq->tgt->nvmf) {
+		size_t size;
+		void *log = ernic_nvmf_disc_log(req->sq->tgt->nvmf, req->sq->ctrlr->hostnqn, &size);
+		uint16_t status;
+
+		if (!log)
+			return NVME_SC_INTERNAL;
+		status = ernic_req_send_log_page(req, log, size);
+		free(log);
+		return status;
+	}
 	disc_log_page_build(req->sq->ctrlr, &page.hdr, &page.entry);
 	return ernic_req_send_log_page(req, &page, sizeof(page));
 }

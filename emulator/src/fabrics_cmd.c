@@ -47,7 +47,7 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
 	struct ernic_sq *sq = req->sq;
-	struct ernic_target *tgt = sq->tgt;
+	struct ernic_target *tgt;
 	void *buf;
 	uint16_t status;
 
@@ -63,6 +63,15 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
 	data->hostnqn[NVMF_NQN_SIZE - 1] = '\0';
 
 	*discovery = !strcmp(data->subnqn, NVMF_DISC_NQN);
+	/* A queue of a set's port joins the subsystem it names here, as nvmet_find_get_subsys(). */
+	if (sq->tgt->nvmf) {
+		status = ernic_nvmf_connect_bind(sq, data->subnqn, *discovery);
+		if (status == NVME_SC_CONNECT_INVALID_PARAM)
+			return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(subnqn));
+		if (status)
+			return status;
+	}
+	tgt = sq->tgt;
 	if (!*discovery && strcmp(data->subnqn, tgt->subnqn))
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(subnqn));
 	if (!data->hostnqn[0] && tgt->allow_hosts)
@@ -108,7 +117,7 @@ static uint16_t connect_admin(struct ernic_req *req, const struct nvmf_connect_d
 
 	if (data->cntlid != NVMF_CNTLID_DYNAMIC)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
-	ctrlr = ernic_ctrlr_create(req->sq->tgt, data, cmd->kato, discovery);
+	ctrlr = ernic_ctrlr_create(req->sq->tgt, data, cmd->kato, discovery, req->sq->nvmf_port);
 	if (!ctrlr)
 		return NVME_SC_CONNECT_CTRL_BUSY;
 	/* A new controller's admin slot is empty: this cannot fail. */

@@ -194,6 +194,7 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 		st->submit = t_submit;
 		st->pickup = 0;
 		st->storage_ns = 0;
+		st->storage_start = 0;
 		st->post = 0;
 		st->sampled = 1;
 		slot->sampled = true;

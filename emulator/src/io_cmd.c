@@ -23,23 +23,35 @@ static inline uint32_t cmd_nlb(const struct nvme_sqe *sqe)
 
 static inline bool lba_range_ok(const struct ernic_ns *ns, uint64_t slba, uint64_t nlb)
 {
-	return slba < ns->nlb && nlb <= ns->nlb - slba;
+	/* One load: a resize may store a new NLB meanwhile (ernic_target_resize_ns()). */
+	uint64_t ns_nlb = atomic_load_explicit(&ns->nlb, memory_order_relaxed);
+
+	return slba < ns_nlb && nlb <= ns_nlb - slba;
 }
 
 /*
  * The storage stage of a sampled command (req->stamps set by the transport):
- * the time inside the namespace backend's calls. A command that is not
- * sampled pays one branch per call.
+ * the time inside the namespace backend's calls, and when the first began
+ * and the last ended. A command that is not sampled pays one branch per call.
  */
 static inline uint64_t storage_enter(const struct ernic_req *req)
 {
-	return ERNIC_UNLIKELY(req->stamps != NULL) ? ernic_now_ns() : 0;
+	uint64_t now;
+
+	if (ERNIC_LIKELY(req->stamps == NULL))
+		return 0;
+	now = ernic_now_ns();
+	if (!req->stamps->storage_start)
+		req->stamps->storage_start = now;
+	return now;
 }
 
 static inline void storage_leave(const struct ernic_req *req, uint64_t since)
 {
-	if (ERNIC_UNLIKELY(req->stamps != NULL))
-		req->stamps->storage_ns += ernic_now_ns() - since;
+	if (ERNIC_UNLIKELY(req->stamps != NULL)) {
+		req->stamps->storage_done = ernic_now_ns();
+		req->stamps->storage_ns += req->stamps->storage_done - since;
+	}
 }
 
 /*
@@ -72,28 +84,52 @@ static inline uint16_t io_rw_check(const struct ernic_req *req, const struct ern
 	uint32_t nlb = cmd_nlb(&req->sqe);
 
 	/*
-	 * No more than MDTS allows: a host that splits correctly never sees
-	 * this. Base 2.0 Figure 275 (MDTS): such a command is aborted with
-	 * Invalid Field in Command.
+	 * No more than this target's MDTS allows: a host that splits correctly
+	 * never sees this. Base 2.0 Figure 275 (MDTS): such a command is
+	 * aborted with Invalid Field in Command.
 	 */
-	if (ERNIC_UNLIKELY(((uint64_t)nlb << ns->lba_shift) > ERNIC_MAX_XFER))
+	if (ERNIC_UNLIKELY(((uint64_t)nlb << ns->lba_shift) > req->sq->tgt->max_xfer))
 		return NVME_SC_INVALID_FIELD;
 	if (ERNIC_UNLIKELY(!lba_range_ok(ns, cmd_slba(&req->sqe), nlb)))
 		return NVME_SC_LBA_RANGE;
 	return NVME_SC_SUCCESS;
 }
 
-/* The namespace an I/O command names; NULL with success for a Flush of every namespace. */
+/*
+ * The path error for a namespace whose ANA group is in @state through the
+ * queue's port (Base 8.1.1.4, Figure 114): I/O runs in the optimized and
+ * non-optimized states only.
+ */
+static uint16_t ana_status(uint8_t state)
+{
+	switch (state) {
+	case NVME_ANA_OPTIMIZED:
+	case NVME_ANA_NONOPTIMIZED:
+		return NVME_SC_SUCCESS;
+	case NVME_ANA_INACCESSIBLE:
+		return NVME_SC_ANA_INACCESSIBLE;
+	case NVME_ANA_PERSISTENT_LOSS:
+		return NVME_SC_ANA_PERSISTENT_LOSS;
+	default:
+		return NVME_SC_ANA_TRANSITION;
+	}
+}
+
+/*
+ * The namespace an I/O command names; NULL with success for a Flush of
+ * every namespace. A namespace being removed is already gone here
+ * (ernic_target_remove_ns()).
+ */
 static inline uint16_t io_resolve_ns(const struct ernic_req *req, struct ernic_ns **ns)
 {
-	struct ernic_target *tgt = req->sq->tgt;
+	const struct ernic_sq *sq = req->sq;
 	uint32_t nsid = req->sqe.nsid;
 
-	*ns = NULL;
-	if (ERNIC_LIKELY(nsid - 1 < tgt->nr_ns))
-		*ns = &tgt->ns[nsid - 1];
-	else if (!(req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF))
-		return NVME_SC_INVALID_NS;
+	*ns = ernic_target_ns(sq->tgt, nsid);
+	if (ERNIC_UNLIKELY(!*ns))
+		return req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF ? NVME_SC_SUCCESS : NVME_SC_INVALID_NS;
+	if (sq->ana)
+		return ana_status(atomic_load_explicit(&sq->ana[(*ns)->anagrpid], memory_order_relaxed));
 	return NVME_SC_SUCCESS;
 }
 

@@ -210,3 +210,28 @@ int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uin
 	ns->ops = &ns_file_ops;
 	return 0;
 }
+
+int ernic_ns_file_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen)
+{
+	(void)from;
+	struct stat st;
+
+	if (fstat(ns->fd, &st)) {
+		snprintf(err, errlen, "cannot resize %s: %s", ns->path, strerror(errno));
+		return -errno;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t dev_size = 0;
+
+		if (ioctl(ns->fd, BLKGETSIZE64, &dev_size))
+			dev_size = 0;
+		return ernic_ns_check_device_size(ns->path, dev_size, size, err, errlen);
+	}
+	/* As at open: grow the file to the namespace, never cut what is beyond it. */
+	if ((uint64_t)st.st_size < size && ftruncate(ns->fd, (off_t)size)) {
+		snprintf(err, errlen, "cannot resize %s to %llu bytes: %s", ns->path, (unsigned long long)size,
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}

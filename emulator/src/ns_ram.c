@@ -16,6 +16,17 @@
 #endif
 /* Namespaces up to this size are faulted in when opened. */
 #define ERNIC_RAM_PREFAULT_MAX (4ull << 30)
+/*
+ * Address space held for a namespace to grow into without moving (a command
+ * may be copying to it while it grows): four times its size, at least this.
+ * It is PROT_NONE and reserves no memory.
+ */
+#define ERNIC_RAM_RESERVE_MIN (16ull << 30)
+
+static uint64_t ram_page_up(uint64_t n)
+{
+	return (n + ERNIC_PAGE_SIZE - 1) & ~(uint64_t)(ERNIC_PAGE_SIZE - 1);
+}
 
 static int ram_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
 {
@@ -56,7 +67,7 @@ static int ram_write_zeroes(struct ernic_ns *ns, uint64_t off, uint64_t len)
 static void ram_close(struct ernic_ns *ns)
 {
 	if (ns->ram)
-		munmap(ns->ram, ernic_ns_size(ns));
+		munmap(ns->ram, ns->ram_reserved);
 	ns->ram = NULL;
 }
 
@@ -72,8 +83,13 @@ static const struct ernic_ns_ops ns_ram_ops = {
 
 int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err, size_t errlen)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint64_t reserve = MAX(ram_page_up(size) * 4, ERNIC_RAM_RESERVE_MIN);
+	void *p = mmap(NULL, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
+	if (p != MAP_FAILED && mprotect(p, ram_page_up(size), PROT_READ | PROT_WRITE)) {
+		munmap(p, reserve);
+		p = MAP_FAILED;
+	}
 	if (p == MAP_FAILED) {
 		snprintf(err, errlen, "Error: nvmeof backend: cannot map a RAM namespace of %llu bytes: %s",
 			 (unsigned long long)size, strerror(errno));
@@ -89,8 +105,32 @@ int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err
 	if (size <= ERNIC_RAM_PREFAULT_MAX)
 		madvise(p, size, MADV_POPULATE_WRITE);
 	ns->ram = p;
+	ns->ram_reserved = reserve;
 	ns->lba_shift = (uint32_t)__builtin_ctz(bs);
 	ns->nlb = size >> ns->lba_shift;
 	ns->ops = &ns_ram_ops;
+	return 0;
+}
+
+int ernic_ns_ram_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen)
+{
+	uint64_t old = ram_page_up(from), want = ram_page_up(size);
+
+	if (want > ns->ram_reserved) {
+		snprintf(err, errlen, "size %llu: a RAM namespace of %llu bytes grows to %llu at most",
+			 (unsigned long long)size, (unsigned long long)from,
+			 (unsigned long long)ns->ram_reserved);
+		return -ENOSPC;
+	}
+	if (want > old && mprotect(ns->ram + old, want - old, PROT_READ | PROT_WRITE)) {
+		snprintf(err, errlen, "size %llu: cannot map the RAM namespace's new blocks: %s",
+			 (unsigned long long)size, strerror(errno));
+		return -errno;
+	}
+	/* The tail goes back to the kernel: grown again, it reads as zeroes. */
+	if (want < old) {
+		madvise(ns->ram + want, old - want, MADV_DONTNEED);
+		mprotect(ns->ram + want, old - want, PROT_NONE);
+	}
 	return 0;
 }

@@ -22,4 +22,12 @@ uint16_t ernic_rdma_map_keyed_sgl(struct ernic_mr_table *tbl, uint32_t pd, const
  */
 bool ernic_rdma_send_with_invalidate(struct ernic_mr_table *tbl, uint32_t pd, const struct nvme_sgl_desc *sgl);
 
+/*
+ * The private data of an RDMA CM connect request (@len bytes at @pdata) for a
+ * target of @cfg: 0 with the queue's qid and its receive buffers (HSQSIZE + 1),
+ * or the NVMe/RDMA CM status to reject it with (enum nvme_rdma_cm_status).
+ */
+uint16_t ernic_rdma_cm_req_check(const struct ernic_backend_cfg *cfg, const void *pdata, size_t len, uint16_t *qid,
+				 uint32_t *nr_recv);
+
 #endif

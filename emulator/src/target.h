@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "ernic/ernic.h"
+#include "ernic/nvmf.h"
 
 #define ERNIC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ERNIC_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -57,13 +58,30 @@ struct ernic_ns_ops {
 	void (*close)(struct ernic_ns *ns);
 };
 
+/*
+ * Life of a namespace slot: FREE -> ACTIVE (add) -> REMOVING (no new command
+ * may use it; the control path waits until the commands already inside have
+ * left, see ernic_target_quiesce()) -> FREE once its backend is closed.
+ */
+enum ernic_ns_state {
+	ERNIC_NS_FREE,
+	ERNIC_NS_ACTIVE,
+	ERNIC_NS_REMOVING,
+};
+
 struct ernic_ns {
 	uint32_t nsid;
 	uint32_t lba_shift;
-	uint64_t nlb;
+	/* Atomic for resize at run time: a plain load on the I/O path, stored by the control path. */
+	_Atomic uint64_t nlb;
+	_Atomic uint8_t state; /* enum ernic_ns_state */
+	uint32_t anagrpid;     /* the ANA group it belongs to, 1..ERNIC_MAX_ANA_GROUPS */
 	const struct ernic_ns_ops *ops;
 	uint8_t nguid[16];
+	uint8_t uuid[16];
+	uint8_t eui64[8];
 	uint8_t *ram;  /* RAM backend */
+	uint64_t ram_reserved; /* bytes of address space the RAM backend holds, for resize */
 	int fd;	       /* file backend */
 	char path[4096];
 	/* Syncs to stable storage the backend issued: FUA and cache-off writes, Flushes */
@@ -75,6 +93,13 @@ struct ernic_ns {
 };
 
 int ernic_ns_ram_open(struct ernic_ns *ns, uint64_t size, uint32_t bs, char *err, size_t errlen);
+/*
+ * Make the backend @size bytes from @from: grow before the namespace's NLB
+ * grows, shrink after every command that could reach the tail has left.
+ * 0 or -errno with @err.
+ */
+int ernic_ns_ram_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen);
+int ernic_ns_file_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char *err, size_t errlen);
 int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uint32_t bs, char *err,
 		       size_t errlen);
 /*
@@ -201,6 +226,25 @@ struct ernic_sq {
 	uint16_t size; /* entries (sqsize + 1) */
 	uint16_t sqhd;
 	bool connected;
+	/*
+	 * The listener this queue arrived on (Port ID), set by the transport
+	 * after ernic_sq_init(): a target in a set (nvmf.c) binds the queue to
+	 * the subsystem the Connect names only if that port links it.
+	 */
+	uint16_t portid;
+	/*
+	 * ANA state of each group as seen through that port (NULL: every group
+	 * optimized); indexed by ANAGRPID, read once per I/O.
+	 */
+	const _Atomic uint8_t *ana;
+	struct ernic_nvmf_port *nvmf_port; /* the port record behind @ana, NULL outside a set */
+	/*
+	 * Odd while the queue's thread is inside ernic_req_exec() or
+	 * ernic_req_check(): what ernic_target_quiesce() waits on, as the
+	 * in-process poller's epoch. One writer; seq_cst so the entry is
+	 * ordered before the namespace state it loads next.
+	 */
+	_Atomic uint32_t exec_seq;
 	struct ernic_sq *live_prev, *live_next; /* target's list, for counter sums */
 	struct ernic_sq_stats stats;
 };
@@ -221,6 +265,8 @@ enum ernic_exec {
  * @doorbell: capsule built, MR registered; the doorbell is next
  * @pickup: a poller took the capsule off the SQ ring
  * @storage_ns: time spent inside the namespace backend's calls (io_cmd.c)
+ * @storage_start: when the first backend call was entered (io_cmd.c; 0: none yet)
+ * @storage_done: when the last backend call returned (io_cmd.c)
  * @post: the completion is about to be published on the CQ ring
  * @sampled: nonzero from submit until the host reaps the completion
  */
@@ -229,6 +275,8 @@ struct ernic_stage_stamps {
 	uint64_t doorbell;
 	uint64_t pickup;
 	uint64_t storage_ns;
+	uint64_t storage_start;
+	uint64_t storage_done;
 	uint64_t post;
 	uint32_t sampled;
 };
@@ -240,8 +288,8 @@ struct ernic_stage_stamps {
  * @sq: the queue it arrived on
  * @transport_ctx: the transport's per-request state
  * @ns: resolved namespace for I/O commands
- * @stamps: NULL, or where a sampled command's storage time goes; a
- *	transport that does not sample (TCP) leaves it NULL
+ * @stamps: NULL, or where a sampled command's storage times go (the
+ *	transport points it at its own per-slot stamps)
  */
 struct ernic_req {
 	struct nvme_sqe sqe;
@@ -302,10 +350,19 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status);
  * (TCP) closes the connection as a host would see an RDMA queue pair torn down.
  */
 void ernic_target_check_keep_alive(struct ernic_target *tgt);
+/* The same for @tgt alone, whatever set it is in. */
+void ernic_target_check_keep_alive_timers(struct ernic_target *tgt);
 bool ernic_sq_ctrlr_fatal(const struct ernic_sq *sq);
 
 /* Connect host-allowed check, used by fabrics Connect. */
 bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostnqn);
+/*
+ * Wait until every command that was inside ernic_req_exec() or
+ * ernic_req_check() on a queue of @tgt when this was called has left: after
+ * a namespace left the ACTIVE state, nothing uses it any more. Control path
+ * only; sleeps, takes the target's lock between looks.
+ */
+void ernic_target_quiesce(struct ernic_target *tgt);
 
 /*
  * Command handlers, one per file as nvmet, chosen once by ernic_req_exec():
@@ -420,6 +477,7 @@ struct ernic_ctrlr {
 	/* Features */
 	uint32_t kato_ms;
 	_Atomic uint64_t ka_deadline_ns; /* 0: keep-alive off */
+	uint64_t ka_traffic; /* its queues' exec_seq summed at the last keep-alive check */
 	uint32_t nr_io_queues;		 /* granted by Set Features Number of Queues */
 	bool nr_queues_set;
 	uint32_t aec;
@@ -435,22 +493,33 @@ struct ernic_ctrlr {
 	uint32_t nr_aer_reqs;
 	uint32_t aens[ERNIC_MAX_AEN]; /* pending events as AER DW0 */
 	uint32_t nr_aens;
-	uint32_t changed_ns[ERNIC_MAX_NS];
+	/* The Changed Namespace List log (Base 2.0 5.16.1.5), kept whether or not its notice is enabled */
+	uint32_t changed_ns[NVME_CHANGED_NS_MAX];
 	uint32_t nr_changed_ns;
+	bool changed_ns_overflow;  /* more than NVME_CHANGED_NS_MAX: the log says FFFFFFFFh */
+	bool ns_attr_aen_masked;   /* a Namespace Attribute Notice was sent; the log was not read since */
 	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	uint64_t start_ns;
+	/* The set's port the admin queue arrived on (nvmf.c), NULL outside a set: its ANA states */
+	struct ernic_nvmf_port *port;
 	/* What queues did before they left this controller: command, byte and error fields only. */
 	struct ernic_counters retired;
 };
 
 struct ernic_target {
 	struct ernic_backend_cfg cfg;
+	uint32_t max_xfer; /* ernic_mdts_bytes(cfg.mdts): what one command may move */
 	char subnqn[NVMF_NQN_SIZE];
 	char serial[21];
+	char model[41];
 	char **allow_hosts;
+	/* Slot NSID - 1; each slot's state says whether it is in use (enum ernic_ns_state) */
 	struct ernic_ns ns[ERNIC_MAX_NS];
-	uint32_t nr_ns;
+	uint32_t nr_ns; /* active namespaces */
+	/* The set this subsystem belongs to (nvmf.c), NULL for a target on its own */
+	struct ernic_nvmf *nvmf;
+	bool removed; /* under the lock: out of its set; no controller is created any more */
 
 	/* The port the discovery log page reports, under the lock */
 	uint8_t trtype;
@@ -485,9 +554,20 @@ struct ernic_test_hooks {
 };
 extern struct ernic_test_hooks ernic_test_hooks;
 
+/* The active namespace @nsid of @tgt, or NULL. */
+static inline struct ernic_ns *ernic_target_ns(struct ernic_target *tgt, uint32_t nsid)
+{
+	struct ernic_ns *ns;
+
+	if (ERNIC_UNLIKELY(nsid - 1 >= ERNIC_MAX_NS))
+		return NULL;
+	ns = &tgt->ns[nsid - 1];
+	return ERNIC_LIKELY(atomic_load(&ns->state) == ERNIC_NS_ACTIVE) ? ns : NULL;
+}
+
 /* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */
 struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
-				       uint32_t kato_ms, bool discovery);
+				       uint32_t kato_ms, bool discovery, struct ernic_nvmf_port *port);
 /* -EBUSY for a QID taken; -ENODEV for a controller that left the table, or an I/O queue of a fatal one. */
 int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size);
 /*
@@ -502,5 +582,57 @@ void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
 void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0);
 /* Shutdown or disable: CC.EN 1 -> 0 or CC.SHN set */
 void ernic_ctrlr_shutdown(struct ernic_ctrlr *ctrlr);
+
+/* ------------------------------------------------ sets of subsystems (nvmf.c) */
+
+#define ERNIC_MAX_ANA_GROUPS ERNIC_NVMF_MAX_ANA_GROUPS /* ANAGRPMAX and NANAGRPID */
+#define ERNIC_NVMF_MAX_PORTS 16
+
+/**
+ * struct ernic_nvmf_port - a port of a set, as nvmet's struct nvmet_port:
+ * an address hosts reach, the subsystems linked to it, and the ANA state
+ * of each group through it. Slots never move or free while the set lives,
+ * so a queue's pointer into @ana stays valid after the port goes.
+ * @portid: 0 for a free slot
+ * @subsys: which of the set's subsystem slots are linked here
+ */
+struct ernic_nvmf_port {
+	uint16_t portid;
+	uint8_t trtype;
+	uint8_t adrfam;
+	char traddr[256];
+	char trsvcid[32];
+	uint32_t subsys;
+	_Atomic uint8_t ana[ERNIC_MAX_ANA_GROUPS + 1];
+};
+
+/*
+ * Connect to @subnqn on a queue of the set's home target: bind @sq to that
+ * subsystem (or leave it home for the discovery NQN) and to its port's ANA
+ * states. An NVMe status; on failure the queue stays where it was.
+ */
+uint16_t ernic_nvmf_connect_bind(struct ernic_sq *sq, const char *subnqn, bool discovery);
+/*
+ * The discovery log page of a set, as @hostnqn may see it, in a buffer to
+ * free(); *@size its length.
+ */
+void *ernic_nvmf_disc_log(struct ernic_nvmf *nvmf, const char *hostnqn, size_t *size);
+/* Run ernic_target_check_keep_alive() over every subsystem of the set. */
+void ernic_nvmf_check_keep_alive(struct ernic_nvmf *nvmf);
+/* The ANA log page (Base 5.16.1.13) for @ctrlr; *@size its length. Returns a buffer to free(). */
+void *ernic_ana_log_build(struct ernic_ctrlr *ctrlr, bool rgo, size_t *size);
+/* Open namespace slot @nsid of @tgt from @cfg (the slot must be free), @ids NULL for the defaults. */
+int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct ernic_backend_cfg *cfg,
+			 const struct ernic_ns_ids *ids, char *err, size_t errlen);
+/* A target with no namespace, for a set's subsystems and its home. */
+int ernic_target_alloc(const struct ernic_backend_cfg *cfg, const struct ernic_target_opts *opts,
+		       struct ernic_target **out, char *err, size_t errlen);
+/* Move @sq, not yet connected, from its target to @to (Connect to another subsystem). */
+void ernic_sq_move(struct ernic_sq *sq, struct ernic_target *to);
+/* Mark every controller of @tgt fatal: their transports close their queues. With @port only those reached there. */
+void ernic_target_fail_ctrlrs(struct ernic_target *tgt, const struct ernic_nvmf_port *port);
+/* Queue an event on every controller of @tgt that enabled @aec_bit (and, with @port, came through it). */
+void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *port, uint32_t aec_bit,
+		      uint32_t aer_dw0);
 
 #endif /* ERNIC_TARGET_H */

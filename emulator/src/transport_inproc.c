@@ -9,6 +9,7 @@
  * a busy one answers without a system call.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -43,6 +44,7 @@ struct ernic_inproc_port {
 	struct ernic_port port; /* registration with the target: its counters sum our table */
 	struct ernic_target *tgt;
 	struct ernic_mr_table *mr;
+	uint16_t portid;
 	pthread_mutex_t lock; /* slot assignment */
 	uint32_t nr_pollers;
 	struct ernic_inproc_poller pollers[];
@@ -380,12 +382,20 @@ int ernic_inproc_port_create(struct ernic_target *tgt, const struct ernic_inproc
 	int rc;
 
 	*out = NULL;
+	/* A host's memory region maps a bounded page list: RDMA has no "no limit" (ERNIC_INPROC_MDTS_MAX). */
+	if (cfg->mdts == 0 || cfg->mdts > ERNIC_INPROC_MDTS_MAX) {
+		snprintf(err, errlen,
+			 "Error: nvmeof backend: mdts must be 1..%u for an in-process (RDMA) port (got %" PRIu32 ")",
+			 ERNIC_INPROC_MDTS_MAX, cfg->mdts);
+		return -EINVAL;
+	}
 	port = calloc(1, sizeof(*port) + pollers * sizeof(port->pollers[0]));
 	if (!port) {
 		snprintf(err, errlen, "Error: out of memory starting %u pollers", pollers);
 		return -ENOMEM;
 	}
 	port->tgt = tgt;
+	port->portid = opts ? opts->portid : 0;
 	port->nr_pollers = pollers;
 	pthread_mutex_init(&port->lock, NULL);
 	port->mr = ernic_mr_table_create(cfg->max_mr);
@@ -473,6 +483,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *p
 	qp->admin = qid == 0;
 	pthread_mutex_init(&qp->cq_lock, NULL);
 	ernic_sq_init(&qp->sq, port->tgt, &inproc_ops, qp);
+	qp->sq.portid = port->portid;
 	for (uint32_t i = 0; i < entries; i++)
 		qp->reqs[i].sq = &qp->sq;
 

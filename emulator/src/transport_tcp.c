@@ -53,13 +53,11 @@
 #define TCP_MAX_PAD 256
 #define TCP_RBUF_SIZE (16 * 1024)
 #define TCP_BUSY_POLL_NS 50000ull
-/* A command's data buffer: one MDTS transfer, or the largest in-capsule data. */
-#define TCP_REQ_BUF_SIZE MAX(ERNIC_MAX_XFER, ERNIC_TCP_IN_CAPSULE_DATA)
 /*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
- * pages. It grows to TCP_REQ_BUF_SIZE the first time a larger transfer needs
- * it and keeps that, so a socket that never connects costs a few KiB, not
- * TCP_REQ_BUF_SIZE per slot.
+ * pages. It grows the first time a larger transfer needs it and keeps that,
+ * so a socket that never connects costs a few KiB, not an MDTS per slot
+ * (tcp_req_buf_reserve()).
  */
 #define TCP_REQ_BUF_SMALL ERNIC_TCP_IN_CAPSULE_DATA
 /* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
@@ -97,17 +95,30 @@ struct tcp_log_limit {
 
 struct tcp_conn;
 
+/*
+ * Sampled records on their way to the trace file: the connection thread
+ * produces, the port's trace writer consumes, no lock between them.
+ */
+struct tcp_trace_ring {
+	_Atomic uint32_t head; /* next slot the connection thread fills */
+	_Atomic uint32_t tail; /* next slot the writer reads */
+	struct ernic_tcp_trace_rec rec[ERNIC_TCP_TRACE_RING];
+};
+
 struct tcp_req {
 	struct ernic_req req;
 	struct tcp_conn *conn;
 	enum tcp_req_state state;
-	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown once, kept */
+	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown on demand, kept */
 	uint32_t buf_size;
 	uint32_t h2c_len;  /* host to controller bytes held in buf */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
 	uint32_t h2c_rcvd; /* of which arrived */
 	uint32_t c2h_len;  /* controller to host bytes to send from buf */
 	void *h2c_map;	   /* what map_data returned for host to controller data */
+	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
+	struct ernic_stage_stamps stamps;
+	struct ernic_tcp_trace_rec rec;
 	struct tcp_req *next_free;
 };
 
@@ -149,6 +160,9 @@ struct tcp_conn {
 	/* One recv() usually brings a whole capsule, often several: parse them from here. */
 	uint32_t rhead, rtail;
 	uint64_t spin_until_ns; /* end of the current busy-poll window, 0 when none */
+	/* Commands until the next sampled one; never reaches 0 while the queue is not sampled. */
+	uint32_t sample_left;
+	struct tcp_trace_ring *ring; /* NULL unless the port writes a trace and this is an I/O queue */
 	uint8_t rbuf[TCP_RBUF_SIZE];
 
 	struct tcp_conn *next; /* port's list */
@@ -165,10 +179,19 @@ struct ernic_tcp_port {
 	uint64_t idle_timeout_ns;
 	int listen_fd;
 	uint16_t portnum;
+	uint16_t portid; /* in a set of subsystems (ernic/nvmf.h); 0 outside one */
 	pthread_t accept_thread;
 	bool accepting;
 	atomic_bool stopping;
 	_Atomic uint64_t stop_deadline_ns;
+
+	uint32_t sample_every;
+	FILE *trace;
+	pthread_t trace_thread;
+	bool tracing; /* trace_thread runs */
+	atomic_bool trace_stop;
+	pthread_mutex_t trace_lock; /* @trace and @stages */
+	struct ernic_tcp_stage_stats stages;
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -440,6 +463,167 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 	return -EPROTO;
 }
 
+/* ----------------------------------------------------------- stage stamps */
+
+static const char *const tcp_stage_names[ERNIC_TCP_STAGE_COUNT] = {
+	[ERNIC_TCP_STAGE_RECEIVED] = "received",
+	[ERNIC_TCP_STAGE_CORE_SUBMIT] = "core_submit",
+	[ERNIC_TCP_STAGE_STORAGE] = "storage",
+	[ERNIC_TCP_STAGE_CORE_COMPLETE] = "core_complete",
+	[ERNIC_TCP_STAGE_SEND] = "send",
+	[ERNIC_TCP_STAGE_TOTAL] = "total",
+};
+
+const char *ernic_tcp_stage_name(enum ernic_tcp_stage stage)
+{
+	return (unsigned int)stage < ERNIC_TCP_STAGE_COUNT ? tcp_stage_names[stage] : NULL;
+}
+
+/*
+ * The sample_left countdown reached 0: stamp this command if its queue is a
+ * sampled I/O queue (only those ever reset the countdown to sample_every; an
+ * admin queue, or one before Connect, merely wraps it round).
+ */
+static void tcp_sample_start(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	uint32_t every = conn->port->sample_every;
+
+	if (!conn->connected || !conn->qid || !every) {
+		conn->sample_left = UINT32_MAX;
+		return;
+	}
+	conn->sample_left = every;
+	memset(&treq->stamps, 0, sizeof(treq->stamps));
+	treq->rec = (struct ernic_tcp_trace_rec){
+		.rx = ernic_now_ns(),
+		.qid = conn->qid,
+		.cid = treq->req.sqe.cid,
+		.opc = treq->req.sqe.opc,
+	};
+	treq->req.stamps = &treq->stamps;
+}
+
+/* The stage of @rec ending at @stage, per enum ernic_tcp_stage. */
+static uint64_t tcp_stage_ns(const struct ernic_tcp_trace_rec *rec, enum ernic_tcp_stage stage)
+{
+	switch (stage) {
+	case ERNIC_TCP_STAGE_RECEIVED:
+		return rec->exec - rec->rx;
+	case ERNIC_TCP_STAGE_CORE_SUBMIT:
+		return rec->storage_start - rec->exec;
+	case ERNIC_TCP_STAGE_STORAGE:
+		return rec->storage_done - rec->storage_start;
+	case ERNIC_TCP_STAGE_CORE_COMPLETE:
+		return rec->queued - rec->storage_done;
+	case ERNIC_TCP_STAGE_SEND:
+		return rec->sent - rec->queued;
+	default:
+		return rec->sent - rec->rx;
+	}
+}
+
+/* A sampled command's response went out: count it, and queue its record for the writer. */
+static void tcp_sample_done(struct tcp_conn *conn, const struct ernic_tcp_trace_rec *rec)
+{
+	struct ernic_tcp_port *port = conn->port;
+	struct tcp_trace_ring *ring = conn->ring;
+	bool queued = false;
+
+	if (ring) {
+		uint32_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+
+		if (head - atomic_load_explicit(&ring->tail, memory_order_acquire) < ERNIC_TCP_TRACE_RING) {
+			ring->rec[head % ERNIC_TCP_TRACE_RING] = *rec;
+			atomic_store_explicit(&ring->head, head + 1, memory_order_release);
+			queued = true;
+		}
+	}
+	pthread_mutex_lock(&port->trace_lock);
+	port->stages.samples++;
+	if (port->trace && !queued)
+		port->stages.dropped++;
+	for (unsigned int s = 0; s < ERNIC_TCP_STAGE_COUNT; s++) {
+		uint64_t ns = tcp_stage_ns(rec, s);
+
+		port->stages.sum_ns[s] += ns;
+		port->stages.max_ns[s] = MAX(port->stages.max_ns[s], ns);
+	}
+	pthread_mutex_unlock(&port->trace_lock);
+}
+
+/* Write out what @ring holds. One consumer at a time: the writer, or the connection closing it. */
+static void tcp_trace_drain(struct ernic_tcp_port *port, struct tcp_trace_ring *ring)
+{
+	uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+
+	if (head == tail)
+		return;
+	pthread_mutex_lock(&port->trace_lock);
+	for (; tail != head; tail++) {
+		const struct ernic_tcp_trace_rec *r = &ring->rec[tail % ERNIC_TCP_TRACE_RING];
+
+		fprintf(port->trace,
+			"%u %u 0x%02x 0x%x %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			" %" PRIu64 "\n",
+			r->qid, r->cid, r->opc, r->status, r->rx, r->exec, r->storage_start, r->storage_done,
+			r->storage_ns, r->queued, r->sent);
+	}
+	fflush(port->trace);
+	pthread_mutex_unlock(&port->trace_lock);
+	atomic_store_explicit(&ring->tail, tail, memory_order_release);
+}
+
+/* Formatting and file writes stay off the connection threads: this thread does them. */
+static void *tcp_trace_thread(void *arg)
+{
+	struct ernic_tcp_port *port = arg;
+
+	while (!atomic_load(&port->trace_stop)) {
+		poll(NULL, 0, ERNIC_TCP_TRACE_FLUSH_MS);
+		pthread_mutex_lock(&port->lock);
+		for (struct tcp_conn *conn = port->conns; conn; conn = conn->next) {
+			if (conn->ring)
+				tcp_trace_drain(port, conn->ring);
+		}
+		pthread_mutex_unlock(&port->lock);
+	}
+	return NULL;
+}
+
+void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_tcp_stage_stats *s)
+{
+	pthread_mutex_lock(&port->trace_lock);
+	*s = port->stages;
+	pthread_mutex_unlock(&port->trace_lock);
+}
+
+int ernic_tcp_stage_stats_json(const struct ernic_tcp_stage_stats *s, char *buf, size_t len)
+{
+	size_t o = 0;
+	int n;
+
+#define TCP_JSON(...)                                                                 \
+	do {                                                                          \
+		n = snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__);             \
+		o += n > 0 ? (size_t)n : 0;                                            \
+	} while (0)
+	TCP_JSON("{\"samples\":%" PRIu64 ",\"dropped\":%" PRIu64, s->samples, s->dropped);
+	for (unsigned int k = 0; k < 2; k++) {
+		TCP_JSON(",\"%s\":{", k ? "max_us" : "mean_us");
+		for (unsigned int st = 0; st < ERNIC_TCP_STAGE_COUNT; st++) {
+			double us = (k ? (double)s->max_ns[st] : s->samples ? (double)s->sum_ns[st] / (double)s->samples : 0) /
+				    1000.0;
+
+			TCP_JSON("%s\"%s\":%.3f", st ? "," : "", tcp_stage_names[st], us);
+		}
+		TCP_JSON("}");
+	}
+	TCP_JSON("}");
+#undef TCP_JSON
+	return o < len ? (int)o : -ENOSPC;
+}
+
 /* --------------------------------------------------------------- requests */
 
 /* LIFO, so a lightly loaded queue keeps reusing the same few buffers. */
@@ -457,19 +641,34 @@ static void tcp_req_put(struct tcp_conn *conn, struct tcp_req *treq)
 	pthread_mutex_unlock(&conn->lock);
 }
 
-/* Make the slot's buffer hold @len bytes (at most TCP_REQ_BUF_SIZE); its contents are not kept. */
+/* The most a command's data buffer holds: one MDTS transfer of the target, or the largest in-capsule data. */
+static inline uint32_t tcp_req_buf_max(const struct ernic_sq *sq)
+{
+	return MAX(sq->tgt->max_xfer, ERNIC_TCP_IN_CAPSULE_DATA);
+}
+
+/*
+ * Make the slot's buffer hold @len bytes (at most tcp_req_buf_max()); its
+ * contents are not kept. The first growth takes the default MDTS transfer at
+ * once, as most I/O fits it; a larger MDTS (or none, mdts=0) grows by powers
+ * of two, so a slot grows a few times at most and only as far as its host's
+ * largest transfer, never to a limit of gigabytes up front.
+ */
 static int tcp_req_buf_reserve(struct tcp_req *treq, uint32_t len)
 {
+	uint64_t size;
 	uint8_t *buf;
 
 	if (ERNIC_LIKELY(len <= treq->buf_size))
 		return 0;
-	buf = malloc(TCP_REQ_BUF_SIZE);
+	size = MAX((uint64_t)ERNIC_MAX_XFER, 1ull << (64 - __builtin_clzll((uint64_t)len - 1)));
+	size = MIN(size, (uint64_t)tcp_req_buf_max(treq->req.sq));
+	buf = malloc(size);
 	if (!buf)
 		return -ENOMEM;
 	free(treq->buf);
 	treq->buf = buf;
-	treq->buf_size = TCP_REQ_BUF_SIZE;
+	treq->buf_size = (uint32_t)size;
 	return 0;
 }
 
@@ -527,7 +726,7 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 	case NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK:
 		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_TRANSPORT)
 			return NVME_SC_SGL_INVALID_SUBTYPE;
-		if (len > sgl_len || len > TCP_REQ_BUF_SIZE)
+		if (len > sgl_len || len > tcp_req_buf_max(req->sq))
 			return NVME_SC_SGL_INVALID_DATA_LEN;
 		if (dir == NVME_DATA_HOST_TO_CTRL) {
 			/* Solicited before exec; less only when the SGL was too long to solicit. */
@@ -560,17 +759,33 @@ static void tcp_complete(struct ernic_req *req)
 	struct tcp_conn *conn = treq->conn;
 	bool ok = nvme_cqe_status(&req->cqe) == 0;
 	bool data = ok && treq->c2h_len;
+	bool sampled = req->stamps != NULL;
+	struct ernic_tcp_trace_rec rec;
+	int rc = 0;
 
+	if (ERNIC_UNLIKELY(sampled))
+		treq->rec.queued = ernic_now_ns();
 	pthread_mutex_lock(&conn->lock);
 	if (data) {
 		conn->more_follows = !conn->sqflow_disabled;
-		tcp_send_c2h_data_locked(conn, treq, conn->sqflow_disabled);
+		rc = tcp_send_c2h_data_locked(conn, treq, conn->sqflow_disabled);
 		conn->more_follows = false;
 	}
-	if (!data || !conn->sqflow_disabled)
-		tcp_send_rsp_locked(conn, &req->cqe);
+	if (!rc && (!data || !conn->sqflow_disabled))
+		rc = tcp_send_rsp_locked(conn, &req->cqe);
+	if (ERNIC_UNLIKELY(sampled)) {
+		rec = treq->rec;
+		rec.sent = ernic_now_ns();
+		rec.status = nvme_cqe_status(&req->cqe);
+		rec.storage_ns = treq->stamps.storage_ns;
+		rec.storage_start = treq->stamps.storage_start ? treq->stamps.storage_start : rec.exec;
+		rec.storage_done = treq->stamps.storage_start ? treq->stamps.storage_done : rec.exec;
+	}
 	tcp_req_put_locked(conn, treq);
 	pthread_mutex_unlock(&conn->lock);
+	/* A response that never left is no sample: its last byte has no time. */
+	if (ERNIC_UNLIKELY(sampled) && !rc)
+		tcp_sample_done(conn, &rec);
 }
 
 static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
@@ -596,6 +811,18 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	conn->connected = true;
 	conn->qid = cmd->qid;
 	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
+	if (conn->qid && conn->port->sample_every) {
+		conn->sample_left = conn->port->sample_every;
+		/* Without its ring the queue is still sampled; its records count as dropped. */
+		if (conn->port->trace && !conn->ring) {
+			struct tcp_trace_ring *ring = calloc(1, sizeof(*ring));
+
+			/* The writer walks the port's connections under this lock. */
+			pthread_mutex_lock(&conn->port->lock);
+			conn->ring = ring;
+			pthread_mutex_unlock(&conn->port->lock);
+		}
+	}
 	pthread_mutex_lock(&conn->lock);
 	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
 	pthread_mutex_unlock(&conn->lock);
@@ -610,6 +837,8 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 
 	/* Set before exec: a held request may complete on another thread before exec returns. */
 	treq->state = TCP_REQ_EXECUTING;
+	if (ERNIC_UNLIKELY(treq->req.stamps != NULL))
+		treq->rec.exec = ernic_now_ns();
 	if (ernic_req_exec(&treq->req) == ERNIC_EXEC_HELD)
 		return 0;
 	if (connect)
@@ -889,6 +1118,8 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 			return rc;
 		treq->h2c_len = datal;
 	}
+	if (ERNIC_UNLIKELY(--conn->sample_left == 0))
+		tcp_sample_start(conn, treq);
 
 	/*
 	 * Host to controller data not in the capsule is solicited before exec,
@@ -898,7 +1129,7 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	 */
 	if (!datal && nvme_sqe_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
-	    sgl->unkeyed.length && sgl->unkeyed.length <= TCP_REQ_BUF_SIZE && !ernic_req_check(&treq->req)) {
+	    sgl->unkeyed.length && sgl->unkeyed.length <= tcp_req_buf_max(&conn->sq) && !ernic_req_check(&treq->req)) {
 		if (tcp_req_buf_reserve(treq, sgl->unkeyed.length)) {
 			tcp_req_put(conn, treq);
 			return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
@@ -1030,6 +1261,7 @@ static void tcp_conn_free(struct tcp_conn *conn)
 {
 	for (uint32_t i = 0; i < conn->nr_reqs; i++)
 		free(conn->reqs[i].buf);
+	free(conn->ring);
 	free(conn->reqs);
 	pthread_mutex_destroy(&conn->lock);
 	free(conn);
@@ -1097,6 +1329,9 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 			break;
 		}
 	}
+	/* Out of the writer's list, so this thread is the ring's only reader now. */
+	if (conn->ring)
+		tcp_trace_drain(port, conn->ring);
 	conn->next = port->zombies;
 	port->zombies = conn;
 	port->nr_conns--;
@@ -1166,6 +1401,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	conn->fd = fd;
 	conn->c2h_align = 4;
 	conn->opened_ns = ernic_now_ns();
+	conn->sample_left = UINT32_MAX;
 	pthread_mutex_init(&conn->lock, NULL);
 	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
 	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
@@ -1182,6 +1418,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	tcp_peer_name(fd, conn->peer, sizeof(conn->peer));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd_to, sizeof(snd_to));
 	ernic_sq_init(&conn->sq, port->tgt, &tcp_ops, conn);
+	conn->sq.portid = port->portid;
 
 	/* The port lock covers pthread_create, so conn->thread is set before anyone joins it. */
 	pthread_mutex_lock(&port->lock);
@@ -1232,12 +1469,25 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;
+	port->sample_every = opts ? opts->sample_every : 0;
+	port->trace = opts ? opts->trace : NULL;
+	atomic_init(&port->trace_stop, false);
+	pthread_mutex_init(&port->trace_lock, NULL);
 	port->listen_fd = -1;
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
 	pthread_mutex_init(&port->log_lock, NULL);
 	pthread_cond_init(&port->cond, NULL);
+	if (port->trace) {
+		fprintf(port->trace, "%s\n", ERNIC_TCP_TRACE_HEADER);
+		fflush(port->trace);
+		if (pthread_create(&port->trace_thread, NULL, tcp_trace_thread, port)) {
+			ernic_tcp_port_destroy(port);
+			return -EAGAIN;
+		}
+		port->tracing = true;
+	}
 	*out = port;
 	return 0;
 }
@@ -1282,6 +1532,11 @@ int ernic_tcp_port_listen(struct ernic_tcp_port *port, const char *traddr, const
 	/* What a discovery controller reached through this port reports. */
 	ernic_target_set_port(port->tgt, NVMF_TRTYPE_TCP, traddr, svc);
 	return 0;
+}
+
+void ernic_tcp_port_set_portid(struct ernic_tcp_port *port, uint16_t portid)
+{
+	port->portid = portid;
 }
 
 uint16_t ernic_tcp_port_number(const struct ernic_tcp_port *port)
@@ -1362,6 +1617,12 @@ void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms)
 	tcp_port_reap_locked(port);
 	pthread_mutex_unlock(&port->lock);
 	tcp_log_flush(port, true);
+	/* Every connection emptied its ring as it closed. */
+	if (port->tracing) {
+		atomic_store(&port->trace_stop, true);
+		pthread_join(port->trace_thread, NULL);
+		port->tracing = false;
+	}
 }
 
 void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
@@ -1371,6 +1632,7 @@ void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
 	ernic_tcp_port_stop(port, 1000);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
+	pthread_mutex_destroy(&port->trace_lock);
 	pthread_mutex_destroy(&port->log_lock);
 	free(port);
 }

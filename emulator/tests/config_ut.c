@@ -87,7 +87,8 @@ static void test_cfg_init_matches_parse_defaults(void)
 static void test_every_key_is_read(void)
 {
 	CU_ASSERT_EQUAL_FATAL(
-		parse("nvmeof:size=8G,bs=512,file=/var/tmp/ns0.img,queues=7,queue_size=64,max_mr=4096,pollers=3"), 0);
+		parse("nvmeof:size=8G,bs=512,file=/var/tmp/ns0.img,queues=7,queue_size=64,max_mr=4096,pollers=3,mdts=11"),
+		0);
 	CU_ASSERT_EQUAL(cfg.size, 8ull << 30);
 	CU_ASSERT_EQUAL(cfg.bs, 512);
 	CU_ASSERT_STRING_EQUAL(cfg.file, "/var/tmp/ns0.img");
@@ -95,6 +96,7 @@ static void test_every_key_is_read(void)
 	CU_ASSERT_EQUAL(cfg.queue_size, 64);
 	CU_ASSERT_EQUAL(cfg.max_mr, 4096);
 	CU_ASSERT_EQUAL(cfg.pollers, 3);
+	CU_ASSERT_EQUAL(cfg.mdts, 11);
 	CU_ASSERT_STRING_EQUAL(err, "");
 }
 
@@ -232,6 +234,25 @@ static void test_pollers_range(void)
 	expect_err("nvmeof:pollers=two", "Error: nvmeof backend: pollers must be 1..64 (got 'two')");
 }
 
+/* 0 is no limit; 19 is 2 GiB, the largest power of two under the 32-bit SGL length. */
+static void test_mdts_defaults_to_5_and_takes_0_to_19(void)
+{
+	CU_ASSERT_EQUAL(parse("nvmeof"), 0);
+	CU_ASSERT_EQUAL(cfg.mdts, ERNIC_MDTS);
+	CU_ASSERT_EQUAL(cfg.mdts, 5);
+	CU_ASSERT_EQUAL(parse("nvmeof:mdts=0"), 0);
+	CU_ASSERT_EQUAL(cfg.mdts, 0);
+	CU_ASSERT_EQUAL(parse("nvmeof:mdts=19"), 0);
+	CU_ASSERT_EQUAL(cfg.mdts, 19);
+	expect_err("nvmeof:mdts=20", "Error: nvmeof backend: mdts must be 0..19 (got '20')");
+	expect_err("nvmeof:mdts=-1", "Error: nvmeof backend: mdts must be 0..19 (got '-1')");
+	expect_err("nvmeof:mdts=128k", "Error: nvmeof backend: mdts must be 0..19 (got '128k')");
+	CU_ASSERT_EQUAL(ernic_mdts_bytes(5), 128u * 1024);
+	CU_ASSERT_EQUAL(ernic_mdts_bytes(11), 8u << 20);
+	CU_ASSERT_EQUAL(ernic_mdts_bytes(19), 2u << 30);
+	CU_ASSERT_EQUAL(ernic_mdts_bytes(0), UINT32_MAX);
+}
+
 /* Past UINT64_MAX a value must not wrap into range: each key refuses it by name. */
 static void test_every_numeric_key_refuses_a_value_past_64_bits_by_name(void)
 {
@@ -245,6 +266,7 @@ static void test_every_numeric_key_refuses_a_value_past_64_bits_by_name(void)
 		{ "queue_size", "queue_size must be 2..1024" },
 		{ "max_mr", "max_mr must be 64..16777216" },
 		{ "pollers", "pollers must be 1..64" },
+		{ "mdts", "mdts must be 0..19" },
 	};
 	char s[128], want[256];
 
@@ -518,6 +540,8 @@ static void test_format_round_trips(void)
 	round_trip("nvmeof:size=3T,max_mr=16777216,queues=64");
 	round_trip("nvmeof:size=1025K,bs=512,file=/a=b");
 	round_trip("nvmeof:fault=eio@3");
+	round_trip("nvmeof:mdts=0");
+	round_trip("nvmeof:mdts=11,queues=2");
 	round_trip("nvmeof:fault=eio%5,file=/x");
 	round_trip("nvmeof:fault=enospc");
 	round_trip("nvmeof:fault=delay_us=100");
@@ -528,11 +552,11 @@ static void test_format_round_trips(void)
 	c.size = 8ull << 30;
 	c.max_mr = 2048;
 	CU_ASSERT(ernic_backend_format(&c, buf, sizeof(buf)) > 0);
-	CU_ASSERT_STRING_EQUAL(buf, "nvmeof:size=8G,bs=4096,queues=4,queue_size=128,max_mr=2048,pollers=1");
+	CU_ASSERT_STRING_EQUAL(buf, "nvmeof:size=8G,bs=4096,queues=4,queue_size=128,max_mr=2048,pollers=1,mdts=5");
 	CU_ASSERT_EQUAL(ernic_backend_format(&c, buf, 10), -ENOSPC);
 	c.fault = (struct ernic_fault_cfg){ .error = ERNIC_FAULT_EIO, .when = ERNIC_FAULT_ONCE, .n = 9, .delay_us = 5 };
 	CU_ASSERT(ernic_backend_format(&c, buf, sizeof(buf)) > 0);
-	CU_ASSERT_STRING_EQUAL(buf, "nvmeof:size=8G,bs=4096,queues=4,queue_size=128,max_mr=2048,pollers=1,"
+	CU_ASSERT_STRING_EQUAL(buf, "nvmeof:size=8G,bs=4096,queues=4,queue_size=128,max_mr=2048,pollers=1,mdts=5,"
 				    "fault=eio@9:delay_us=5");
 	strcpy(c.file, "/tmp/a,b");
 	CU_ASSERT_EQUAL(ernic_backend_format(&c, buf, sizeof(buf)), -EINVAL);
@@ -543,7 +567,7 @@ UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init
 	UT_CASE(test_size_suffixes_binary_any_case), UT_CASE(test_size_bad_values_name_key_and_value),
 	UT_CASE(test_size_checked_against_bs_whatever_the_order), UT_CASE(test_bs_only_512_or_4096),
 	UT_CASE(test_file_empty_or_too_long_refused), UT_CASE(test_queue_size_range), UT_CASE(test_max_mr_range),
-	UT_CASE(test_pollers_range),
+	UT_CASE(test_pollers_range), UT_CASE(test_mdts_defaults_to_5_and_takes_0_to_19),
 	UT_CASE(test_every_numeric_key_refuses_a_value_past_64_bits_by_name),
 	UT_CASE(test_32_bit_keys_refuse_values_that_would_wrap), UT_CASE(test_the_first_bad_key_is_the_one_named),
 	UT_CASE(test_queue_budget_seed_text_2048_128_16),

@@ -148,6 +148,14 @@ static void q_destroy(struct stub_q *q)
 	}
 }
 
+/* A fresh, unconnected queue in place of @q, as a transport makes for a new connection. */
+static void q_reinit(struct stub_q *q)
+{
+	q_destroy(q);
+	ernic_sq_init(&q->sq, fx.tgt, &stub_ops, q);
+	q->inited = true;
+}
+
 static void fx_fini(void)
 {
 	/* I/O queues first, as a host tears down. */
@@ -834,7 +842,25 @@ static void test_identify_controller_fields(void)
 	CU_ASSERT_EQUAL(id->aerl, ERNIC_AERL - 1);
 	CU_ASSERT(id->oaes & NVME_CTRL_OAES_NS_ATTR);
 	CU_ASSERT_NOT_EQUAL(id->kas, 0);
+	/* LPA: effects log, extended data, supported log pages; no per-namespace SMART */
+	CU_ASSERT_EQUAL(id->lpa, NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_EXTENDED | NVME_CTRL_LPA_SUPPORTED_LOGS);
+	CU_ASSERT_EQUAL(id->lpa, 0x26);
 	fx_fini();
+}
+
+static void test_identify_controller_mdts_follows_the_backend_string(void)
+{
+	static const uint32_t mdts[] = { 0, 1, 11, ERNIC_MDTS_MAX };
+	struct ernic_backend_cfg cfg;
+
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(mdts); i++) {
+		cfg_small(&cfg);
+		cfg.mdts = mdts[i];
+		fx_up_cfg(&cfg);
+		CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 0x11), NVME_SC_SUCCESS);
+		CU_ASSERT_EQUAL(((const struct nvme_id_ctrl *)fx.q[0]->buf)->mdts, mdts[i]);
+		fx_fini();
+	}
 }
 
 static void test_identify_controller_nn_counts_added_namespaces(void)
@@ -1156,10 +1182,94 @@ static void test_firmware_slot_log_afi_and_frs1(void)
 static void test_unknown_log_page_is_invalid_log_page(void)
 {
 	fx_up();
-	CU_ASSERT_EQUAL(get_log(fx.q[0], 0x05, 0, 512, 0, false), NVME_SC_INVALID_LOG_PAGE);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], 0x06, 0, 512, 0, false), NVME_SC_INVALID_LOG_PAGE);
 	CU_ASSERT_EQUAL(get_log(fx.q[0], 0xC0, 0, 512, 0, false), NVME_SC_INVALID_LOG_PAGE);
 	/* The discovery log page only exists on a discovery controller */
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 1024, 0, false), NVME_SC_INVALID_LOG_PAGE);
+	fx_fini();
+}
+
+static void test_supported_log_pages_lists_exactly_the_pages_get_log_page_returns(void)
+{
+	struct nvme_supported_log log;
+
+	fx_up();
+	CU_ASSERT_EQUAL_FATAL(get_log(fx.q[0], NVME_LOG_SUPPORTED, 0, sizeof(log), 0, false), NVME_SC_SUCCESS);
+	memcpy(&log, fx.q[0]->buf, sizeof(log));
+	for (uint32_t lid = 0; lid < 256; lid++) {
+		uint16_t st = get_log(fx.q[0], (uint8_t)lid, 0, 512, 0, false);
+
+		CU_ASSERT_EQUAL(log.lid[lid], st == NVME_SC_INVALID_LOG_PAGE ? 0 : NVME_LOG_LSUPP);
+		if (log.lid[lid] != (st == NVME_SC_INVALID_LOG_PAGE ? 0 : NVME_LOG_LSUPP))
+			fprintf(stderr, "\n  LID %02Xh: listed %08X, Get Log Page status %03X\n", lid, log.lid[lid], st);
+	}
+	CU_ASSERT_EQUAL(log.lid[NVME_LOG_SUPPORTED], NVME_LOG_LSUPP);
+	CU_ASSERT_EQUAL(log.lid[NVME_LOG_CHANGED_NS], NVME_LOG_LSUPP);
+	CU_ASSERT_EQUAL(log.lid[NVME_LOG_CMD_EFFECTS], NVME_LOG_LSUPP);
+	CU_ASSERT_EQUAL(log.lid[NVME_LOG_DISC], 0);
+	/* 1024 bytes, then zeroes */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_SUPPORTED, 0, 2048, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->buf[1024], 0);
+	fx_fini();
+}
+
+/* Each opcode marked supported is one the controller runs, and no other: a command only listed, or only run, fails. */
+static void test_cmd_effects_log_lists_exactly_the_commands_the_controller_runs(void)
+{
+	struct nvme_cmd_effects_log log;
+	struct nvme_sqe sqe;
+
+	fx_up();
+	CU_ASSERT_EQUAL_FATAL(set_feat(fx.q[0], NVME_FEAT_NUM_QUEUES, 0, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(get_log(fx.q[0], NVME_LOG_CMD_EFFECTS, 0, sizeof(log), 0, false), NVME_SC_SUCCESS);
+	memcpy(&log, fx.q[0]->buf, sizeof(log));
+	for (uint32_t opc = 0; opc < 256; opc++) {
+		bool runs;
+
+		/* An AER is held, not run now; Fabrics commands are no admin opcode (Fabrics 1.1 Figure 9). */
+		if (opc == NVME_ADMIN_ASYNC_EVENT || opc == NVME_FABRICS_COMMAND)
+			continue;
+		runs = simple(fx.q[0], (uint8_t)opc, 0x51) != NVME_SC_INVALID_OPCODE;
+		CU_ASSERT_EQUAL(!!(log.acs[opc] & NVME_CMD_EFFECTS_CSUPP), runs);
+		if (!!(log.acs[opc] & NVME_CMD_EFFECTS_CSUPP) != runs)
+			fprintf(stderr, "\n  admin opcode %02Xh: effects %08X\n", opc, log.acs[opc]);
+	}
+	CU_ASSERT_EQUAL(log.acs[NVME_ADMIN_ASYNC_EVENT], NVME_CMD_EFFECTS_CSUPP);
+	for (uint32_t opc = 0; opc < 256; opc++) {
+		bool runs;
+
+		if (opc == NVME_FABRICS_COMMAND)
+			continue;
+		sqe_init(&sqe, (uint8_t)opc, 0x52);
+		sqe.nsid = 1;
+		runs = run(fx.q[1], &sqe, 0, NULL) != NVME_SC_INVALID_OPCODE;
+		CU_ASSERT_EQUAL(!!(log.iocs[opc] & NVME_CMD_EFFECTS_CSUPP), runs);
+		if (!!(log.iocs[opc] & NVME_CMD_EFFECTS_CSUPP) != runs)
+			fprintf(stderr, "\n  I/O opcode %02Xh: effects %08X\n", opc, log.iocs[opc]);
+	}
+	/* Only the commands that write change logical block content */
+	CU_ASSERT_EQUAL(log.iocs[NVME_CMD_WRITE], NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC);
+	CU_ASSERT_EQUAL(log.iocs[NVME_CMD_WRITE_ZEROES], NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC);
+	CU_ASSERT_EQUAL(log.iocs[NVME_CMD_DSM], NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC);
+	CU_ASSERT_EQUAL(log.iocs[NVME_CMD_READ], NVME_CMD_EFFECTS_CSUPP);
+	CU_ASSERT_EQUAL(log.iocs[NVME_CMD_FLUSH], NVME_CMD_EFFECTS_CSUPP);
+	for (size_t i = 0; i < sizeof(log.rsvd2048); i++)
+		CU_ASSERT_EQUAL_FATAL(log.rsvd2048[i], 0);
+	fx_fini();
+}
+
+static void test_cmd_effects_log_of_another_command_set_is_invalid_log_page(void)
+{
+	struct nvme_sqe sqe;
+
+	fx_up();
+	sqe_init(&sqe, NVME_ADMIN_GET_LOG_PAGE, 0x22);
+	sqe.cdw10 = NVME_LOG_CMD_EFFECTS | (4096u / 4 - 1) << 16;
+	sqe.cdw14 = 2u << 24; /* CSI 02h: Zoned Namespace */
+	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 4096, NULL), NVME_SC_INVALID_LOG_PAGE);
+	sqe.cdw14 = 0;
+	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 4096, NULL), NVME_SC_SUCCESS);
 	fx_fini();
 }
 
@@ -1241,6 +1351,42 @@ static void test_set_features_num_queues_after_io_queue_is_cmd_seq_error(void)
 	fx_fini();
 }
 
+/*
+ * A host that reconnects (a new association: Fabrics 1.1 section 3.2) asking
+ * for another queue count gets it, more or fewer, whatever the previous
+ * controller of the same host was granted.
+ */
+static void test_queue_count_changes_are_honoured_on_reconnect(void)
+{
+	static const uint32_t want[] = { 2, 4, 1, 3 };
+	struct nvme_cqe cqe;
+
+	fx_init();
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(want); i++) {
+		uint16_t cntlid;
+
+		for (int q = 0; q < FX_QUEUES; q++)
+			q_reinit(fx.q[q]);
+		CU_ASSERT_EQUAL_FATAL(connect_admin(fx.q[0], 0, &cqe), NVME_SC_SUCCESS);
+		cntlid = (uint16_t)cqe.dw0;
+		CU_ASSERT_EQUAL_FATAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+		CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_NUM_QUEUES, (want[i] - 1) | (want[i] - 1) << 16, false, &cqe),
+				NVME_SC_SUCCESS);
+		CU_ASSERT_EQUAL(cqe.dw0, (want[i] - 1) | (want[i] - 1) << 16);
+		for (uint16_t qid = 1; qid <= want[i]; qid++)
+			CU_ASSERT_EQUAL(connect_io(fx.q[qid], qid, cntlid, NULL), NVME_SC_SUCCESS);
+		if (want[i] < FX_QUEUES - 1)
+			CU_ASSERT_EQUAL(connect_io(fx.q[want[i] + 1], (uint16_t)(want[i] + 1), cntlid, NULL),
+					NVME_SC_CONNECT_INVALID_PARAM);
+		CU_ASSERT_EQUAL(counters()->io_queues, want[i]);
+		/* The host goes: I/O queues first, then the admin queue */
+		for (int q = FX_QUEUES - 1; q >= 0; q--)
+			q_destroy(fx.q[q]);
+		CU_ASSERT_EQUAL(counters()->io_queues, 0);
+	}
+	fx_fini();
+}
+
 static void test_get_features_round_trips_kato_aec_vwc(void)
 {
 	uint32_t dw0 = 0;
@@ -1304,6 +1450,9 @@ static void test_keep_alive_expiry_sets_cfs_and_queue_fatal(void)
 	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	/* The commands so far are traffic (TBKAS): this check restarts the timer. */
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
 	ut_sleep_ms(80);
 	/* Only the check declares it */
 	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
@@ -1313,6 +1462,36 @@ static void test_keep_alive_expiry_sets_cfs_and_queue_fatal(void)
 	CU_ASSERT_EQUAL(csts(fx.q[0]) & NVME_CSTS_CFS, NVME_CSTS_CFS);
 	/* A fatal controller executes nothing */
 	CU_ASSERT_NOT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	fx_fini();
+}
+
+/*
+ * Traffic Based Keep Alive: I/O on any queue, with no Keep Alive command,
+ * keeps the association past its KATO, and Identify says so (CTRATT.TBKAS);
+ * when the traffic stops, the timer runs out as before.
+ */
+static void test_io_traffic_without_keep_alive_keeps_the_controller_alive(void)
+{
+	struct nvme_cqe cqe;
+
+	fx_init();
+	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 50, &cqe), NVME_SC_SUCCESS);
+	fx.cntlid = (uint16_t)cqe.dw0;
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 0x30), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(((const struct nvme_id_ctrl *)fx.q[0]->buf)->ctratt & NVME_CTRL_CTRATT_TBKAS,
+			NVME_CTRL_CTRATT_TBKAS);
+	for (int i = 0; i < 6; i++) {
+		ut_sleep_ms(30);
+		CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+		ernic_target_check_keep_alive(fx.tgt);
+		CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	}
+	/* 180 ms of I/O against a 50 ms KATO, then silence */
+	ut_sleep_ms(120);
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
 	fx_fini();
 }
 
@@ -1398,6 +1577,69 @@ static void test_changed_ns_log_retained_with_rae(void)
 	CU_ASSERT_EQUAL(list[1], 1);
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(list[0], 0);
+	fx_fini();
+}
+
+static void test_changed_ns_list_of_more_than_1024_is_ffffffff_then_zeroes(void)
+{
+	const uint32_t *list;
+
+	fx_up();
+	for (uint32_t nsid = 1; nsid <= NVME_CHANGED_NS_MAX; nsid++)
+		ernic_target_ns_changed(fx.tgt, nsid);
+	ernic_target_ns_changed(fx.tgt, 5); /* already listed: still fits */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, true), NVME_SC_SUCCESS);
+	list = (const uint32_t *)fx.q[0]->buf;
+	CU_ASSERT_EQUAL(list[0], 1);
+	CU_ASSERT_EQUAL(list[NVME_CHANGED_NS_MAX - 1], NVME_CHANGED_NS_MAX);
+	ernic_target_ns_changed(fx.tgt, NVME_CHANGED_NS_MAX + 1);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(list[0], NVME_CHANGED_NS_OVERFLOW);
+	for (uint32_t i = 1; i < NVME_CHANGED_NS_MAX; i++)
+		CU_ASSERT_EQUAL_FATAL(list[i], 0);
+	/* Read with RAE clear: empty again, and a new change is listed by itself */
+	ernic_target_ns_changed(fx.tgt, 7);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(list[0], 7);
+	CU_ASSERT_EQUAL(list[1], 0);
+	fx_fini();
+}
+
+/* The log reports what changed whether or not the host enabled the notice (Base 2.0 5.16.1.5). */
+static void test_changed_ns_list_is_kept_with_the_notice_disabled(void)
+{
+	const uint32_t *list;
+
+	fx_up();
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
+	list = (const uint32_t *)fx.q[0]->buf;
+	CU_ASSERT_EQUAL(list[0], 1);
+	CU_ASSERT_EQUAL(list[1], 0);
+	fx_fini();
+}
+
+/* After one Namespace Attribute Notice, more wait until the host reads the log with RAE clear (Base 2.0 5.2). */
+static void test_ns_attr_notice_is_masked_until_the_log_is_read(void)
+{
+	fx_up();
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, false, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(aer_submit(fx.q[0], 0x0A01, NULL), ERNIC_EXEC_HELD);
+	CU_ASSERT_EQUAL(aer_submit(fx.q[0], 0x0A02, NULL), ERNIC_EXEC_HELD);
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_EQUAL_FATAL(fx.q[0]->nr_cpl, 1);
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_EQUAL(fx.q[0]->nr_cpl, 1);
+	/* RAE set keeps the event: still masked */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, true), NVME_SC_SUCCESS);
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_EQUAL(fx.q[0]->nr_cpl, 1);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_EQUAL_FATAL(fx.q[0]->nr_cpl, 2);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[1].cid, 0x0A02);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[1].dw0, 0x00040002u);
 	fx_fini();
 }
 
@@ -2081,6 +2323,14 @@ static void test_read_needs_the_exact_sgl_length_identify_a_long_enough_one(void
 }
 
 UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
+	UT_CASE(test_identify_controller_mdts_follows_the_backend_string),
+	UT_CASE(test_supported_log_pages_lists_exactly_the_pages_get_log_page_returns),
+	UT_CASE(test_cmd_effects_log_lists_exactly_the_commands_the_controller_runs),
+	UT_CASE(test_cmd_effects_log_of_another_command_set_is_invalid_log_page),
+	UT_CASE(test_changed_ns_list_of_more_than_1024_is_ffffffff_then_zeroes),
+	UT_CASE(test_changed_ns_list_is_kept_with_the_notice_disabled),
+	UT_CASE(test_ns_attr_notice_is_masked_until_the_log_is_read),
+	UT_CASE(test_queue_count_changes_are_honoured_on_reconnect),
 	UT_CASE(test_two_connects_get_different_cntlids),
 	UT_CASE(test_connect_subnqn_mismatch_is_invalid_param_iattr1_ipo256),
 	UT_CASE(test_connect_admin_with_static_cntlid_is_invalid_param_ipo16),
@@ -2117,6 +2367,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_get_features_round_trips_kato_aec_vwc), UT_CASE(test_unknown_feature_id_is_invalid_field),
 	UT_CASE(test_set_features_saveable_bit_is_feature_not_saveable),
 	UT_CASE(test_keep_alive_expiry_sets_cfs_and_queue_fatal),
+	UT_CASE(test_io_traffic_without_keep_alive_keeps_the_controller_alive),
 	UT_CASE(test_keep_alive_before_deadline_prevents_expiry), UT_CASE(test_keep_alive_off_with_kato_zero),
 	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_changed_ns_log_retained_with_rae),
 	UT_CASE(test_aen_without_aer_is_delivered_by_next_aer), UT_CASE(test_ns_changed_without_aec_completes_nothing),

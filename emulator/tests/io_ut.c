@@ -431,6 +431,64 @@ static void test_unknown_nsid_is_invalid_ns(void)
 	fx_down();
 }
 
+/* mdts= sets the limit per target: 8 KiB at mdts=1, 1 MiB at mdts=8 (the in-process port's largest). */
+static void test_transfer_limit_follows_the_configured_mdts(void)
+{
+	const uint32_t mib = 1u << 20;
+	uint8_t *w = malloc(mib + 4096), *r = calloc(1, mib + 4096);
+	struct ernic_backend_cfg cfg;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	fill(w, mib + 4096, 11);
+	memset(&fx, 0, sizeof(fx));
+	cfg_base(&cfg, 4096, NS_SIZE, NULL);
+	cfg.mdts = 1;
+	CU_ASSERT_FATAL(fx_up_cfg(&cfg));
+	CU_ASSERT_EQUAL(ernic_host_id_ctrl(fx.hc)->mdts, 1);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 2, w, 8192), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 3, w, 12288), NVME_SC_INVALID_FIELD);
+	/* The default's limit is over this target's too */
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, ERNIC_MAX_XFER / 4096, r, ERNIC_MAX_XFER),
+			NVME_SC_INVALID_FIELD);
+	fx_down();
+
+	memset(&fx, 0, sizeof(fx));
+	cfg_base(&cfg, 4096, NS_SIZE, NULL);
+	cfg.mdts = ERNIC_INPROC_MDTS_MAX;
+	CU_ASSERT_FATAL(fx_up_cfg(&cfg));
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, mib / 4096, w, mib), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, mib / 4096, r, mib), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(memcmp(w, r, mib), 0);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, mib / 4096 + 1, w, mib + 4096), NVME_SC_INVALID_FIELD);
+	fx_down();
+	free(w);
+	free(r);
+}
+
+/* RDMA has no "no limit" and a host MR maps at most 1 MiB: the port refuses, in one line naming mdts. */
+static void test_inproc_port_refuses_mdts_0_and_over_its_bound(void)
+{
+	static const uint32_t bad[] = { 0, ERNIC_INPROC_MDTS_MAX + 1, ERNIC_MDTS_MAX };
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt;
+	struct ernic_inproc_port *port;
+	char err[ERNIC_ERRLEN], want[ERNIC_ERRLEN];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cfg_base(&cfg, 4096, NS_SIZE, NULL);
+		cfg.mdts = bad[i];
+		CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), 0);
+		port = (struct ernic_inproc_port *)1;
+		CU_ASSERT_EQUAL(ernic_inproc_port_create(tgt, NULL, &port, err, sizeof(err)), -EINVAL);
+		CU_ASSERT_PTR_NULL(port);
+		snprintf(want, sizeof(want),
+			 "Error: nvmeof backend: mdts must be 1..8 for an in-process (RDMA) port (got %u)", bad[i]);
+		CU_ASSERT_STRING_EQUAL(err, want);
+		ernic_target_destroy(tgt);
+	}
+}
+
 static void test_transfer_over_mdts_is_invalid_field_as_base_figure_275_says(void)
 {
 	const uint32_t big = 256 * 1024;
@@ -956,6 +1014,7 @@ UT_MAIN("io", UT_CASE(test_ram_4096_write_read_round_trip), UT_CASE(test_ram_512
 	UT_CASE(test_dsm_deallocate_reads_zeroes_ram_512), UT_CASE(test_dsm_deallocate_reads_zeroes_file_4096),
 	UT_CASE(test_dsm_without_deallocate_changes_nothing), UT_CASE(test_range_past_end_is_lba_range),
 	UT_CASE(test_unknown_nsid_is_invalid_ns), UT_CASE(test_transfer_over_mdts_is_invalid_field_as_base_figure_275_says),
+	UT_CASE(test_transfer_limit_follows_the_configured_mdts), UT_CASE(test_inproc_port_refuses_mdts_0_and_over_its_bound),
 	UT_CASE(test_sgl_length_not_nlb_times_bs_is_sgl_invalid_data_len),
 	UT_CASE(test_unknown_io_opcode_is_invalid_opcode), UT_CASE(test_backend_eio_is_media_error),
 	UT_CASE(test_backend_other_errno_is_internal_error), UT_CASE(test_vwc_off_makes_every_write_durable),

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "inproc.h"
+#include "keyed_sgl_cases.h"
+#include "rdma.h"
 #include "ut.h"
 #include "ut_fixture.h"
 
@@ -971,6 +973,142 @@ static void test_budget_check_refuses_the_seed_config_up_front(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "queues"));
 }
 
+/* ===================================================== RDMA CM private data */
+
+/*
+ * The connect request's private data as nvme-rdma sends it is accepted with
+ * HSQSIZE + 1 receive buffers; each bad field is rejected with the binding's
+ * status for that field, checked in the order of the figure.
+ */
+static void test_cm_connect_request_bad_fields_get_the_bindings_reject_status(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct nvme_rdma_cm_req ok = { .recfmt = NVME_RDMA_CM_FMT_1_0, .qid = 3, .hrqsize = 128, .hsqsize = 127 };
+	struct nvme_rdma_cm_req r;
+	uint8_t padded[56] = { 0 };
+	uint16_t qid = 0;
+	uint32_t nr = 0;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.queue_size = 128;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &ok, sizeof(ok), &qid, &nr), 0);
+	CU_ASSERT_EQUAL(qid, 3);
+	CU_ASSERT_EQUAL(nr, 128);
+	/* RoCE pads REQ private data to 56 bytes */
+	memcpy(padded, &ok, sizeof(ok));
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, padded, sizeof(padded), &qid, &nr), 0);
+	/* The admin queue as nvme-rdma opens it: 32 entries */
+	r = ok;
+	r.qid = 0;
+	r.hsqsize = 31;
+	r.hrqsize = 32;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), 0);
+	CU_ASSERT_EQUAL(nr, 32);
+
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, NULL, 0, &qid, &nr), NVME_RDMA_CM_INVALID_LEN);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &ok, sizeof(ok) - 1, &qid, &nr), NVME_RDMA_CM_INVALID_LEN);
+	r = ok;
+	r.recfmt = 1;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_RECFMT);
+	r = ok;
+	r.qid = ERNIC_MAX_IO_QUEUES + 1;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_QID);
+	r = ok;
+	r.hsqsize = 128; /* 129 entries on a target of 128 */
+	r.hrqsize = 129;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HSQSIZE);
+	r = ok;
+	r.qid = 0; /* an admin queue of 33 entries */
+	r.hsqsize = 32;
+	r.hrqsize = 33;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HSQSIZE);
+	r = ok;
+	r.hsqsize = 0;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HSQSIZE);
+	r = ok;
+	r.hrqsize = 127; /* fewer completions than commands */
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HRQSIZE);
+}
+
+/* ============================================ the cases shared with the real engine */
+
+/*
+ * One case of keyed_sgl_cases.h on the emulated engine: the region is the
+ * middle 4 KiB of the case's host buffer. Returns the outcome, or -1 for a
+ * status that is neither (reported by the caller); *@clean says whether the
+ * bytes are where the outcome says (moved: the block arrived; refused:
+ * both sides untouched).
+ */
+static int ksgl_run_emulated(const struct ksgl_case *kc, bool *clean, uint16_t *status)
+{
+	uint8_t *host = kc->dir == KSGL_HOST_WRITE ? fx.buf[0] : fx.buf[1];
+	uintptr_t base = (uintptr_t)host + KSGL_BLOCK;
+	uint8_t *block = fx.tgt->ns[0].ram + KSGL_SLBA * KSGL_BLOCK;
+	uint32_t rkey, key;
+	uint64_t addr = base;
+	struct nvme_sgl_desc sgl;
+	uint16_t st;
+
+	rkey = reg(1, (void *)base, KSGL_BLOCK, RW_ACCESS);
+	key = rkey;
+	switch (kc->fault) {
+	case KSGL_NONE:
+		break;
+	case KSGL_WRONG_KEY:
+		key = ERNIC_RKEY(ERNIC_RKEY_INDEX(rkey), ERNIC_RKEY_KEY(rkey) + 1);
+		break;
+	case KSGL_BEYOND_REGION:
+		addr = base + 512;
+		break;
+	case KSGL_INVALIDATED:
+		CU_ASSERT_EQUAL(ernic_mr_invalidate(fx.mr, fx.io.qp->pd, rkey), 0);
+		break;
+	case KSGL_REMOTE_INVALIDATE:
+		nvme_keyed_sgl_set(&sgl, base, KSGL_BLOCK, rkey, NVME_SGL_SUBTYPE_INVALIDATE_KEY);
+		st = kc->dir == KSGL_HOST_WRITE ? write_with(&sgl, NULL) : read_with(&sgl, NULL);
+		CU_ASSERT_EQUAL(st, NVME_SC_SUCCESS);
+		break;
+	}
+	/* Both sides carry their canaries from here: anything that moves shows. */
+	bufs_prepare();
+	memset(fx.tgt->ns[0].ram, CANARY_NS, NS_BYTES);
+	nvme_keyed_sgl_set(&sgl, addr, KSGL_BLOCK, key, NVME_SGL_SUBTYPE_ADDRESS);
+	st = kc->dir == KSGL_HOST_WRITE ? write_with(&sgl, NULL) : read_with(&sgl, NULL);
+	unreg(rkey);
+	*status = st;
+	if (st == NVME_SC_SUCCESS) {
+		*clean = kc->dir == KSGL_HOST_WRITE ? all_bytes(block, KSGL_BLOCK, 0x77)
+						     : all_bytes((uint8_t *)base, KSGL_BLOCK, CANARY_NS);
+		return KSGL_MOVED;
+	}
+	*clean = ns_untouched() && host_untouched();
+	return st == NVME_SC_DATA_XFER_ERROR ? KSGL_REFUSED : -1;
+}
+
+/*
+ * The emulated half of the engine comparison: every case of the table the
+ * lane's nvmf_rdma_sgl runs against ernicd over soft-RoCE answers as the
+ * table says, here as a status (Data Transfer Error for a refusal).
+ */
+static void test_keyed_sgl_cases_shared_with_the_real_engine_answer_as_the_table_says(void)
+{
+	fx_up();
+	for (size_t i = 0; i < KSGL_NR_CASES; i++) {
+		const struct ksgl_case *kc = &ksgl_cases[i];
+		bool clean = false;
+		uint16_t status = 0;
+		int got = ksgl_run_emulated(kc, &clean, &status);
+
+		if (got != (int)kc->want || !clean)
+			fprintf(stderr, "keyed SGL case '%s': %s (status 0x%x), bytes %s; the table says %s\n", kc->name,
+				got < 0 ? "neither" : ksgl_outcome_str(got), status, clean ? "as expected" : "wrong",
+				ksgl_outcome_str(kc->want));
+		CU_ASSERT_EQUAL(got, (int)kc->want);
+		CU_ASSERT_TRUE(clean);
+	}
+	fx_down();
+}
+
 UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
 	UT_CASE(test_wrong_key_is_data_transfer_error_and_nothing_moves),
 	UT_CASE(test_stale_key_after_invalidate_is_data_transfer_error),
@@ -990,4 +1128,6 @@ UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
 	UT_CASE(test_mrs_in_use_after_connect_are_n_queue_size_plus_32),
 	UT_CASE(test_full_table_of_15_queues_fits_2048_exactly_with_room_for_32),
 	UT_CASE(test_seed_1024_table_with_8_queues_fails_at_qid_8_twice),
-	UT_CASE(test_budget_check_refuses_the_seed_config_up_front))
+	UT_CASE(test_budget_check_refuses_the_seed_config_up_front),
+	UT_CASE(test_keyed_sgl_cases_shared_with_the_real_engine_answer_as_the_table_says),
+	UT_CASE(test_cm_connect_request_bad_fields_get_the_bindings_reject_status))

@@ -447,7 +447,7 @@ static uint16_t set_vwc(uint32_t wce)
 	struct nvme_cqe cqe;
 
 	CU_ASSERT_EQUAL_FATAL(ernic_host_admin(fx.hc, &sqe, NULL, 0, &cqe), 0);
-	return (uint16_t)((cqe.status >> 1) & 0x7FF);
+	return nvme_cqe_status(&cqe);
 }
 
 static uint64_t ns_syncs(void)

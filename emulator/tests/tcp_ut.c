@@ -10,6 +10,7 @@
  * FES, FEI and header copy, and then a close.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -52,6 +53,8 @@ struct th {
 };
 
 static struct th g_th;
+/* mdts= of the targets th_setup() creates; a test that changes it puts ERNIC_MDTS back. */
+static uint32_t g_mdts = ERNIC_MDTS;
 
 static struct ernic_target *tgt_create_allow(const char *const *allow_hosts)
 {
@@ -64,6 +67,7 @@ static struct ernic_target *tgt_create_allow(const char *const *allow_hosts)
 	cfg.size = NS_SIZE;
 	cfg.bs = BS;
 	cfg.queues = 4;
+	cfg.mdts = g_mdts;
 	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "%s\n", err);
 	return tgt;
@@ -917,15 +921,16 @@ static void test_connection_over_max_connections_is_closed_others_keep_working(v
 
 static uint16_t th_rsp_status(struct th *th)
 {
-	return (((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe.status >> 1) & 0x7FF;
+	return nvme_cqe_status(&((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe);
 }
 
 
 static void test_idle_socket_that_never_sends_is_closed(void)
 {
 	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
-	struct th *th = th_setup_opts(&opts, NULL);
+	/* Before the connection exists: its idle clock starts when the port takes it. */
 	uint64_t start = ernic_now_ns();
+	struct th *th = th_setup_opts(&opts, NULL);
 
 	CU_ASSERT(closed_within(th->fd, 2000));
 	CU_ASSERT(ernic_now_ns() - start >= SHORT_IDLE_MS * 1000000ull);
@@ -1050,6 +1055,43 @@ static void test_invalid_write_completes_without_r2t(void)
 	CU_ASSERT(th_write_capsule(th, 1, nlb - 2, 2, 2 * BS) == NVME_TCP_R2T);
 	close(admin_fd);
 	th_teardown(th);
+}
+
+/*
+ * mdts=0 is no limit over TCP: a 4 MiB write and read each go in one command
+ * (nvme-cli passthrough sends such), the slot's buffer growing to it; mdts=1
+ * refuses 12 KiB without an R2T.
+ */
+static void test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib(void)
+{
+	const uint32_t len = 4u << 20;
+	uint8_t *wbuf = malloc(len), *rbuf = calloc(1, len);
+	struct th *th;
+	int admin_fd;
+
+	CU_ASSERT_FATAL(wbuf && rbuf);
+	g_mdts = 0;
+	th = th_setup(0);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	fill(wbuf, len, 6);
+	th->h2c_chunk = 64 * 1024;
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, len, false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, len, false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, len));
+	close(admin_fd);
+	th_teardown(th);
+
+	g_mdts = 1;
+	th = th_setup(0);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, 8192, false) == 0);
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 3, 3 * BS) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_INVALID_FIELD);
+	close(admin_fd);
+	th_teardown(th);
+	g_mdts = ERNIC_MDTS;
+	free(wbuf);
+	free(rbuf);
 }
 
 /* ---------------------------------------------------------------- logging */
@@ -1479,7 +1521,161 @@ static void test_host_term_req_closes_quietly(void)
 	th_teardown(th);
 }
 
-UT_MAIN("transport_tcp",
+/* ----------------------------------------------------------- stage stamps */
+
+/* The trace's record lines (after its header), parsed; returns how many. */
+static unsigned int trace_records(FILE *trace, struct ernic_tcp_trace_rec *recs, unsigned int max)
+{
+	char *text = log_text(trace);
+	unsigned int n = 0;
+	char *save = NULL;
+
+	CU_ASSERT(!strncmp(text, ERNIC_TCP_TRACE_HEADER "\n", strlen(ERNIC_TCP_TRACE_HEADER) + 1));
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct ernic_tcp_trace_rec r = { 0 };
+		unsigned int qid, cid, opc, status;
+
+		if (l[0] == '#')
+			continue;
+		CU_ASSERT_FATAL(n < max);
+		CU_ASSERT(sscanf(l, "%u %u %x %x %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+				    " %" SCNu64,
+				 &qid, &cid, &opc, &status, &r.rx, &r.exec, &r.storage_start, &r.storage_done,
+				 &r.storage_ns, &r.queued, &r.sent) == 11);
+		r.qid = (uint16_t)qid;
+		r.cid = (uint16_t)cid;
+		r.opc = (uint8_t)opc;
+		r.status = (uint16_t)status;
+		recs[n++] = r;
+	}
+	free(text);
+	return n;
+}
+
+/*
+ * The last sample is counted just after its response left, so the host may
+ * read the response first: wait (up to 2 s) for @samples.
+ */
+static void stage_stats_when(struct ernic_tcp_port *port, uint64_t samples, struct ernic_tcp_stage_stats *st)
+{
+	for (unsigned int i = 0; i < 200; i++) {
+		ernic_tcp_port_stage_stats(port, st);
+		if (st->samples >= samples)
+			return;
+		poll(NULL, 0, 10);
+	}
+}
+
+static void test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace(void)
+{
+	FILE *trace = tmpfile();
+	struct ernic_tcp_port_opts opts = { .sample_every = 4, .trace = trace };
+	struct ernic_tcp_trace_rec recs[16];
+	struct ernic_tcp_stage_stats st;
+	static uint8_t buf[BS];
+	uint64_t parts = 0;
+	unsigned int n;
+	char json[1024];
+	struct th *th;
+	int admin_fd;
+
+	CU_ASSERT_FATAL(trace != NULL);
+	th = th_setup_opts(&opts, NULL);
+	/* Five admin commands (Connect, properties) and the I/O queue's Connect: none sampled. */
+	admin_fd = th_io_queue_up(th, 0, 0);
+	for (unsigned int i = 0; i < 20; i++)
+		CU_ASSERT(th_rw(th, NVME_CMD_READ, i, buf, BS, false) == 0);
+	stage_stats_when(th->port, 5, &st);
+
+	CU_ASSERT(st.samples == 5);
+	CU_ASSERT(st.dropped == 0);
+	for (unsigned int s = 0; s < ERNIC_TCP_STAGE_TOTAL; s++)
+		parts += st.sum_ns[s];
+	CU_ASSERT(parts == st.sum_ns[ERNIC_TCP_STAGE_TOTAL]);
+	CU_ASSERT(st.sum_ns[ERNIC_TCP_STAGE_TOTAL] > 0);
+	CU_ASSERT(ernic_tcp_stage_stats_json(&st, json, sizeof(json)) > 0);
+	CU_ASSERT(strstr(json, "\"samples\":5,") != NULL);
+	CU_ASSERT(strstr(json, "\"mean_us\":{\"received\":") != NULL);
+	CU_ASSERT(ernic_tcp_stage_stats_json(&st, json, 10) == -ENOSPC);
+	close(admin_fd);
+	th_teardown(th);
+
+	/* The I/O queue's Connect was CID 1, the reads 2..21: the 4th, 8th, ... read is sampled. */
+	n = trace_records(trace, recs, 16);
+	CU_ASSERT_FATAL(n == 5);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct ernic_tcp_trace_rec *r = &recs[i];
+
+		CU_ASSERT(r->qid == 1);
+		CU_ASSERT(r->cid == 5 + 4 * i);
+		CU_ASSERT(r->opc == NVME_CMD_READ);
+		CU_ASSERT(r->status == 0);
+		CU_ASSERT(r->rx > 0);
+		CU_ASSERT(r->rx <= r->exec);
+		CU_ASSERT(r->exec <= r->storage_start);
+		CU_ASSERT(r->storage_start <= r->storage_done);
+		CU_ASSERT(r->storage_done <= r->queued);
+		CU_ASSERT(r->queued <= r->sent);
+		CU_ASSERT(r->storage_ns <= r->storage_done - r->storage_start);
+		if (i)
+			CU_ASSERT(r->rx > recs[i - 1].sent);
+	}
+	fclose(trace);
+}
+
+static void test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header(void)
+{
+	FILE *trace = tmpfile();
+	struct ernic_tcp_port_opts opts = { .trace = trace };
+	struct ernic_tcp_trace_rec recs[4];
+	struct ernic_tcp_stage_stats st;
+	static uint8_t buf[BS];
+	struct th *th;
+	int admin_fd;
+
+	CU_ASSERT_FATAL(trace != NULL);
+	th = th_setup_opts(&opts, NULL);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	for (unsigned int i = 0; i < 8; i++)
+		CU_ASSERT(th_rw(th, NVME_CMD_WRITE, i, buf, BS, true) == 0);
+	ernic_tcp_port_stage_stats(th->port, &st);
+	CU_ASSERT(st.samples == 0);
+	close(admin_fd);
+	th_teardown(th);
+	CU_ASSERT(trace_records(trace, recs, 4) == 0);
+	fclose(trace);
+}
+
+static void test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after_its_data(void)
+{
+	FILE *trace = tmpfile();
+	struct ernic_tcp_port_opts opts = { .sample_every = 1, .trace = trace };
+	struct ernic_tcp_trace_rec recs[4];
+	static uint8_t buf[16 * 1024];
+	struct th *th;
+	int admin_fd;
+
+	CU_ASSERT_FATAL(trace != NULL);
+	th = th_setup_opts(&opts, NULL);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, buf, sizeof(buf), false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, buf, sizeof(buf), false) == 0);
+	close(admin_fd);
+	th_teardown(th);
+	CU_ASSERT_FATAL(trace_records(trace, recs, 4) == 2);
+	CU_ASSERT(recs[0].opc == NVME_CMD_WRITE && recs[0].cid == 2);
+	CU_ASSERT(recs[1].opc == NVME_CMD_READ && recs[1].cid == 3);
+	for (unsigned int i = 0; i < 2; i++) {
+		CU_ASSERT(recs[i].rx <= recs[i].exec);
+		CU_ASSERT(recs[i].exec <= recs[i].storage_start);
+		CU_ASSERT(recs[i].storage_done <= recs[i].queued);
+		CU_ASSERT(recs[i].queued <= recs[i].sent);
+	}
+	fclose(trace);
+}
+
+
+UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
 	UT_CASE(test_crc32c_check_value_and_chaining),
 	UT_CASE(test_icreq_without_digests),
 	UT_CASE(test_icreq_with_digests_and_small_maxh2cdata),
@@ -1526,4 +1722,7 @@ UT_MAIN("transport_tcp",
 	UT_CASE(test_h2c_data_past_command_length),
 	UT_CASE(test_h2c_data_over_maxh2cdata),
 	UT_CASE(test_h2c_data_digest_mismatch),
-	UT_CASE(test_host_term_req_closes_quietly))
+	UT_CASE(test_host_term_req_closes_quietly),
+	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),
+	UT_CASE(test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header),
+	UT_CASE(test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after_its_data))

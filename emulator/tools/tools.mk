@@ -2,11 +2,19 @@
 #
 #   $(BUILD)/nvmf_tcp_load   NVMe/TCP connection, controller and discovery load (see its --help)
 
-LOAD_TOOL := $(BUILD)/nvmf_tcp_load
+#   $(BUILD)/nvmf_rdma_sgl   the keyed SGL cases over real verbs (with rdma-core's headers only)
 
-all: $(LOAD_TOOL)
+LOAD_TOOL := $(BUILD)/nvmf_tcp_load
+RDMA_SGL_TOOL := $(if $(ERNIC_HAVE_RDMA),$(BUILD)/nvmf_rdma_sgl)
+
+all: $(LOAD_TOOL) $(RDMA_SGL_TOOL)
 
 # libernic only for its status names.
 $(LOAD_TOOL): emulator/tools/nvmf_tcp_load.c $(wildcard emulator/include/ernic/*.h) $(EMU_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(EMU_LIB) $(LDFLAGS_SAN) $(EMU_LIBS)
+
+# The case table is the emulated engine's test's (emulator/tests/keyed_sgl_cases.h).
+$(BUILD)/nvmf_rdma_sgl: emulator/tools/nvmf_rdma_sgl.c emulator/tests/keyed_sgl_cases.h $(wildcard emulator/include/ernic/*.h) $(EMU_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iemulator/tests $(CFLAGS_BASE) $(CFLAGS) -o $@ $< $(EMU_LIB) $(LDFLAGS_SAN) $(EMU_LIBS)

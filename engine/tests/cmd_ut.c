@@ -148,12 +148,12 @@ static void test_opcode_values_decimal_or_hex_up_to_255(void)
 	CU_ASSERT_EQUAL(ernic_parse_opcode(NULL), -1);
 }
 
-static void test_mdts_bytes_honour_the_host_limit_and_zero_means_no_limit(void)
+static void test_dev_max_xfer_honours_the_host_limit_and_zero_means_no_limit(void)
 {
-	CU_ASSERT_EQUAL(ernic_mdts_bytes(5, 4096, 0), 128u * 1024);
-	CU_ASSERT_EQUAL(ernic_mdts_bytes(5, 4096, 64 * 1024), 64u * 1024);
-	CU_ASSERT_EQUAL(ernic_mdts_bytes(0, 4096, 512 * 1024), 512u * 1024);
-	CU_ASSERT_EQUAL(ernic_mdts_bytes(0, 4096, 0), 1u << 30);
+	CU_ASSERT_EQUAL(ernic_dev_max_xfer(5, 4096, 0), 128u * 1024);
+	CU_ASSERT_EQUAL(ernic_dev_max_xfer(5, 4096, 64 * 1024), 64u * 1024);
+	CU_ASSERT_EQUAL(ernic_dev_max_xfer(0, 4096, 512 * 1024), 512u * 1024);
+	CU_ASSERT_EQUAL(ernic_dev_max_xfer(0, 4096, 0), 1u << 30);
 }
 
 UT_MAIN("engine_cmd", UT_CASE(test_read_sqe_has_slba_split_over_cdw10_11_and_zero_based_nlb),
@@ -164,4 +164,4 @@ UT_MAIN("engine_cmd", UT_CASE(test_read_sqe_has_slba_split_over_cdw10_11_and_zer
 	UT_CASE(test_block_device_maps_to_its_ng_twin_and_controller),
 	UT_CASE(test_labels_partitions_and_controllers_are_not_namespaces),
 	UT_CASE(test_opcode_values_decimal_or_hex_up_to_255),
-	UT_CASE(test_mdts_bytes_honour_the_host_limit_and_zero_means_no_limit))
+	UT_CASE(test_dev_max_xfer_honours_the_host_limit_and_zero_means_no_limit))

@@ -96,6 +96,19 @@ else
 	fail "split-1m: 1 MiB read not counted as 8 capsules:"; cat "$out/split-1m.stats.json" "$out/split-1m.err" 2>/dev/null
 fi
 
+# The engine splits by the MDTS the controller reports in Identify, not by a built-in one.
+if run split-mdts3 --name=split-mdts3 --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096,mdts=3 \
+	--ernic_stats="$out/split-mdts3.stats.json" --thread=1 --filename=ernic0 --size=64M --rw=read --bs=1M \
+	--number_ios=1 &&
+	[ "$(jq -r '.mdts_bytes' "$out/split-mdts3.stats.json" 2>/dev/null)" = 32768 ] &&
+	[ "$(jq -r '.capsules' "$out/split-mdts3.stats.json" 2>/dev/null)" = 32 ] &&
+	[ "$(jq -r '.target.io_cmds.read' "$out/split-mdts3.stats.json" 2>/dev/null)" = 32 ]; then
+	pass "split-mdts3: with mdts=3 one 1 MiB read went out as exactly 32 capsules of 32 KiB"
+else
+	fail "split-mdts3: 1 MiB read at mdts=3 not 32 capsules:"
+	cat "$out/split-mdts3.stats.json" "$out/split-mdts3.err" 2>/dev/null
+fi
+
 # --- per-stage latency sampling
 if run stages --name=stages --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096 \
 	--ernic_stage_sample=1 --ernic_stats="$out/stages.stats.json" --thread=1 --filename=ernic0 --size=64M \

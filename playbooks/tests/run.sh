@@ -16,7 +16,9 @@
 #    out as the kernel does, with and without native multipath;
 #  - the parts of nvmeof.yml that need no initiator: the queue_count check, C from the backend,
 #    the connect address, the suites/run and disconnect command lines, and the characters
-#    backend.yml keeps out of the env file (tests/logic.yml).
+#    backend.yml keeps out of the env file (tests/logic.yml);
+#  - multihost.yml installs the fio server unit, and its sweep, through a fio server started as the unit
+#    says, writes rows for the initiator and for all (and tests/logic.yml checks its suites/run line).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
@@ -25,6 +27,7 @@ pfx=$tmp/root
 ernicd_pid=""
 cleanup() {
 	if [ -n "$ernicd_pid" ]; then kill "$ernicd_pid" 2>/dev/null || true; fi
+	if [ -n "${fio_pid:-}" ]; then kill "$fio_pid" 2>/dev/null || true; fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -173,8 +176,43 @@ echo 1 >"$sysfs/class/nvme/nvme1/nvme1n1/nsid"
 expect "" 1
 mknod "$devfs/nvme1n1" b 7 201
 expect "nvme1 $devfs/nvme1n1" 1
+# ernic_transport rdma: an NVMe/TCP controller at the same address is not the one, an NVMe/RDMA one is.
+got=$(ERNIC_TRANSPORT=rdma dev_of) && fail "ernic-nvme-dev.sh with ERNIC_TRANSPORT=rdma took the tcp controller ($got)"
+cases=$((cases + 1))
+echo rdma >"$sysfs/class/nvme/nvme1/transport"
+expect "" 1
+got=$(ERNIC_TRANSPORT=rdma dev_of 1) || fail "ernic-nvme-dev.sh with ERNIC_TRANSPORT=rdma missed the rdma controller"
+[ "$got" = "nvme1 $devfs/nvme1n1" ] || fail "ernic-nvme-dev.sh with ERNIC_TRANSPORT=rdma: '$got'"
+cases=$((cases + 1))
 echo "== ernic-nvme-dev.sh: $cases cases"
 
 play logic tests/logic.yml || { show logic; fail "tests/logic.yml failed"; }
+
+# multihost.yml for real: the fio server unit installed into $pfx, a fio server started as its ExecStart
+# says (on a free loopback port), then the controller's sweep through it: one case, 1 s, rows for the
+# initiator and for all.
+fio_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mh=(-e ernic_fio_server_addr=127.0.0.1 -e "ernic_fio_port=$fio_port")
+play fio-server multihost.yml --tags fio_server "${mh[@]}" || { show fio-server; fail "multihost.yml --tags fio_server failed"; }
+unit=$pfx/etc/systemd/system/ernic-fio-server.service
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+[ "$exec_start" = "/usr/bin/fio --server=ip:127.0.0.1,$fio_port" ] || fail "ernic-fio-server.service: ExecStart=$exec_start"
+grep -qx "WorkingDirectory=$top" "$unit" || fail "ernic-fio-server.service does not run in the checkout: $(grep WorkingDirectory "$unit")"
+# shellcheck disable=SC2086 # ExecStart is split into words as systemd does
+(cd "$top" && exec $exec_start) >"$tmp/fio-server.log" 2>&1 &
+fio_pid=$!
+for _ in $(seq 50); do
+	python3 -c "import socket; socket.create_connection(('127.0.0.1', $fio_port), 0.2)" 2>/dev/null && break
+	sleep 0.1
+done
+play sweep multihost.yml --tags sweep "${mh[@]}" -e ernic_suites=qdepth/qd1 -e ernic_runtime=1 \
+	-e "ernic_results_dir=$tmp/mh-results" || { show sweep; kill "$fio_pid"; fail "multihost.yml --tags sweep failed"; }
+kill "$fio_pid"
+wait "$fio_pid" 2>/dev/null || true
+fio_pid=""
+suites/check-csv "$tmp/mh-results/qdepth.csv" 2 || fail "multihost.yml wrote no initiator and aggregate rows"
+grep -q "^\"[^\"]*\",\"[^\"]*\",\"localhost:$fio_port\"," "$tmp/mh-results/qdepth.csv" || fail "no row for localhost:$fio_port"
+grep -q '^"[^"]*","[^"]*","all",' "$tmp/mh-results/qdepth.csv" || fail "no aggregate row"
+echo "== multihost.yml: fio server unit, rows for localhost:$fio_port and all"
 
 echo "playbooks/tests/run.sh: all passed"

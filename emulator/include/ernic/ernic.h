@@ -44,12 +44,22 @@ extern "C" {
 #define ERNIC_MAX_QUEUE_SIZE 1024
 #define ERNIC_DEFAULT_QUEUES 4
 #define ERNIC_MAX_IO_QUEUES 64 /* NVMe allows 65535; no RNIC table here could feed that */
-#define ERNIC_MDTS 5		/* 2^5 pages of 4 KiB = 128 KiB */
+#define ERNIC_MDTS 5		/* mdts= default: 2^5 pages of 4 KiB = 128 KiB, as the seed's emulated RNIC reports */
 #define ERNIC_PAGE_SIZE 4096u
+/* The default MDTS in bytes; a target's own limit is ernic_mdts_bytes(cfg->mdts). */
 #define ERNIC_MAX_XFER (ERNIC_PAGE_SIZE << ERNIC_MDTS)
+/* Largest mdts=: 4 KiB << 19 = 2 GiB, the largest power of two the 32-bit SGL length holds. */
+#define ERNIC_MDTS_MAX 19
+/*
+ * Largest mdts= an in-process (RDMA) port serves: 2^8 pages = 1 MiB, the most
+ * one memory region of a Linux nvme-rdma host maps (NVME_RDMA_MAX_SEGMENTS,
+ * 256 pages). RDMA has no "no limit": mdts=0 is refused there too.
+ */
+#define ERNIC_INPROC_MDTS_MAX 8
 #define ERNIC_IOCCSZ 4 /* 64-byte capsules: no in-capsule data over RDMA */
 #define ERNIC_IORCSZ 1
 #define ERNIC_DEFAULT_SUBNQN "nqn.2026-11.io.ernic:nvmeof"
+#define ERNIC_DEFAULT_MODEL "ernic NVMe-oF controller"
 #define ERNIC_ERRLEN 256
 
 /* ------------------------------------------------- backend configuration */
@@ -103,6 +113,8 @@ struct ernic_fault_cfg {
  * @max_mr: entries in the memory-region table
  * @pollers: target poller threads serving the in-process queues
  * @fault: faults the namespace injects (all zero: none, and no cost)
+ * @mdts: Identify Controller MDTS, a power of two in 4 KiB pages (0..ERNIC_MDTS_MAX);
+ *        0 is no limit, served over NVMe/TCP only (see ERNIC_INPROC_MDTS_MAX)
  * @skip_mr_budget: test-only: accept a queue count the MR table cannot feed,
  *                  so the connect-time failure can be reproduced
  */
@@ -115,10 +127,17 @@ struct ernic_backend_cfg {
 	uint32_t max_mr;
 	uint32_t pollers;
 	struct ernic_fault_cfg fault;
+	uint32_t mdts;
 	bool skip_mr_budget;
 };
 
-/* The defaults: nvmeof:size=1G,bs=4096,queues=4,queue_size=128,max_mr=ERNIC_MAX_MR */
+/* Largest data transfer of one command under @mdts: UINT32_MAX (the SGL length's limit) for 0. */
+static inline uint32_t ernic_mdts_bytes(uint32_t mdts)
+{
+	return mdts ? ERNIC_PAGE_SIZE << mdts : UINT32_MAX;
+}
+
+/* The defaults: nvmeof:size=1G,bs=4096,queues=4,queue_size=128,max_mr=ERNIC_MAX_MR,mdts=5 */
 void ernic_backend_cfg_init(struct ernic_backend_cfg *cfg);
 
 /**
@@ -149,11 +168,13 @@ struct ernic_mr_table;
  * @subnqn: subsystem NQN (default ERNIC_DEFAULT_SUBNQN)
  * @serial: serial number (default derived from the NQN)
  * @allow_hosts: NULL-terminated host NQN allow list; NULL allows any host
+ * @model: model number Identify Controller reports (default ERNIC_DEFAULT_MODEL)
  */
 struct ernic_target_opts {
 	const char *subnqn;
 	const char *serial;
 	const char *const *allow_hosts;
+	const char *model;
 };
 
 /**
@@ -178,6 +199,38 @@ const char *ernic_target_subnqn(const struct ernic_target *tgt);
 int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
 			size_t errlen);
 uint32_t ernic_target_nr_ns(const struct ernic_target *tgt);
+/**
+ * ernic_target_remove_ns() - take namespace @nsid away while hosts run I/O
+ *
+ * From the call on, a new command naming @nsid completes with Invalid
+ * Namespace; the commands already inside the controller finish on the
+ * backend, which is then flushed and closed (no acknowledged write is lost),
+ * and every controller that enabled it gets Namespace Attribute Changed with
+ * @nsid in its Changed Namespace List. Control path only: it waits, and two
+ * calls on one target must not overlap. 0, or -ENOENT with @err set.
+ */
+int ernic_target_remove_ns(struct ernic_target *tgt, uint32_t nsid, char *err, size_t errlen);
+/*
+ * Resize namespace @nsid to @size bytes (a multiple of its block size),
+ * then announce it as ernic_target_remove_ns() does. Shrinking waits for
+ * the commands inside, which may reach the tail being cut. 0 or -errno with @err.
+ */
+int ernic_target_resize_ns(struct ernic_target *tgt, uint32_t nsid, uint64_t size, char *err, size_t errlen);
+
+/**
+ * struct ernic_ns_ids - identifiers and the ANA group of a namespace
+ * @nguid, @uuid, @eui64: used when the matching has_ flag is set; otherwise
+ *	each is derived from the subsystem NQN and NSID (stable across restarts)
+ * @anagrpid: ANA group 1..ERNIC_MAX_ANA_GROUPS (0: keep, which is 1 at first)
+ */
+struct ernic_ns_ids {
+	uint8_t nguid[16];
+	uint8_t uuid[16];
+	uint8_t eui64[8];
+	bool has_nguid, has_uuid, has_eui64;
+	uint32_t anagrpid;
+};
+
 /*
  * The port the discovery log page reports (trtype NVMF_TRTYPE_*); the
  * address family is IPv6 for an address that parses as one, else IPv4. The
@@ -249,9 +302,12 @@ struct ernic_inproc_port;
  * struct ernic_inproc_port_opts - how an in-process port runs
  * @pollers: poller threads serving its queue pairs (0: the backend's
  *	pollers key, else 1)
+ * @portid: on a set's home target (ernic/nvmf.h), the Port ID
+ *	ernic_nvmf_port_add() gave this port; 0 otherwise
  */
 struct ernic_inproc_port_opts {
 	uint32_t pollers;
+	uint16_t portid;
 };
 
 /**

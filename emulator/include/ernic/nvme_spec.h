@@ -140,6 +140,7 @@ NVME_CHECK_OFFSET(struct nvme_cqe, status, 14);
 #define NVME_SCT_GENERIC 0x0
 #define NVME_SCT_CMD_SPECIFIC 0x1
 #define NVME_SCT_MEDIA 0x2
+#define NVME_SCT_PATH 0x3
 #define NVME_STATUS(sct, sc) ((uint16_t)(((sct) << 8) | (sc)))
 #define NVME_STATUS_SCT(st) (((st) >> 8) & 0x7)
 #define NVME_STATUS_SC(st) ((st) & 0xFF)
@@ -212,6 +213,10 @@ enum nvme_status {
 
 	NVME_SC_WRITE_FAULT = NVME_STATUS(2, 0x80),
 	NVME_SC_UNRECOVERED_READ = NVME_STATUS(2, 0x81),
+	/* Path Related Status (SCT 3): another path may succeed, so never with DNR */
+	NVME_SC_ANA_PERSISTENT_LOSS = NVME_STATUS(3, 0x01),
+	NVME_SC_ANA_INACCESSIBLE = NVME_STATUS(3, 0x02),
+	NVME_SC_ANA_TRANSITION = NVME_STATUS(3, 0x03),
 };
 
 /* --------------------------------------------------------------- Opcodes */
@@ -532,8 +537,12 @@ NVME_CHECK_OFFSET(struct nvme_id_ctrl, psd, 2048);
 #define NVME_CTRL_ONCS_WRITE_ZEROES (1u << 3)
 /* OAES: Namespace Attribute Notices */
 #define NVME_CTRL_OAES_NS_ATTR (1u << 8)
-/* LPA: extended data for Get Log Page */
+/* CTRATT: Traffic Based Keep Alive (Base 2.0 section 3.9.5.2): any command restarts the timer. */
+#define NVME_CTRL_CTRATT_TBKAS (1u << 6)
+/* LPA (Base 2.0 Figure 275): Commands Supported and Effects, extended data for Get Log Page, Supported Log Pages */
+#define NVME_CTRL_LPA_CMD_EFFECTS (1u << 1)
 #define NVME_CTRL_LPA_EXTENDED (1u << 2)
+#define NVME_CTRL_LPA_SUPPORTED_LOGS (1u << 5)
 #define NVME_CTRL_CNTRLTYPE_IO 1
 #define NVME_CTRL_CNTRLTYPE_DISCOVERY 2
 
@@ -604,12 +613,57 @@ NVME_CHECK_SIZE(struct nvme_ns_id_desc, 4);
 /* --------------------------------------------------------- Log pages (5.16) */
 
 enum nvme_log_page {
+	NVME_LOG_SUPPORTED = 0x00,
 	NVME_LOG_ERROR = 0x01,
 	NVME_LOG_SMART = 0x02,
 	NVME_LOG_FW_SLOT = 0x03,
 	NVME_LOG_CHANGED_NS = 0x04,
+	NVME_LOG_CMD_EFFECTS = 0x05,
 	NVME_LOG_DISC = 0x70,
 };
+
+/* Get Log Page CDW14 bits 31:24: the command set a log page such as Commands Supported and Effects is for. */
+#define NVME_LOG_CSI(cdw14) ((uint8_t)((cdw14) >> 24))
+
+/*
+ * Supported Log Pages (LID 00h, Base 2.0 5.16.1.1): one LID Supported and
+ * Effects dword per log identifier.
+ */
+#define NVME_LOG_LSUPP (1u << 0) /* the log page is supported */
+#define NVME_LOG_IOS (1u << 1)	 /* Index Offset Supported: LPO may be an index */
+struct nvme_supported_log {
+	uint32_t lid[256];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_supported_log, 1024);
+NVME_CHECK_OFFSET(struct nvme_supported_log, lid[NVME_LOG_CHANGED_NS], 16);
+
+/*
+ * Changed Namespace List (LID 04h, Base 2.0 5.16.1.5): up to 1024 NSIDs; when
+ * more changed, the first entry is FFFFFFFFh and the rest are zero.
+ */
+#define NVME_CHANGED_NS_MAX 1024
+#define NVME_CHANGED_NS_OVERFLOW 0xFFFFFFFFu
+struct nvme_changed_ns_log {
+	uint32_t nsid[NVME_CHANGED_NS_MAX];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_changed_ns_log, 4096);
+
+/*
+ * Commands Supported and Effects (LID 05h, Base 2.0 5.16.1.6): a dword per
+ * admin opcode, then one per I/O opcode of the command set CDW14.CSI names.
+ */
+#define NVME_CMD_EFFECTS_CSUPP (1u << 0) /* the command is supported */
+#define NVME_CMD_EFFECTS_LBCC (1u << 1)	 /* it may change logical block content */
+#define NVME_CMD_EFFECTS_NCC (1u << 2)	 /* it may change namespace capabilities */
+#define NVME_CMD_EFFECTS_NIC (1u << 3)	 /* it may change the namespace inventory */
+#define NVME_CMD_EFFECTS_CCC (1u << 4)	 /* it may change controller capabilities */
+struct nvme_cmd_effects_log {
+	uint32_t acs[256];
+	uint32_t iocs[256];
+	uint8_t rsvd2048[2048];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_cmd_effects_log, 4096);
+NVME_CHECK_OFFSET(struct nvme_cmd_effects_log, iocs, 1024);
 
 struct nvme_error_log_entry {
 	uint64_t error_count;
@@ -739,6 +793,54 @@ enum nvme_aer_type {
 	NVME_AER_TYPE_NOTICE = 2,
 };
 #define NVME_AER_NOTICE_NS_CHANGED 0x00
+#define NVME_AER_NOTICE_ANA_CHANGE 0x03
+#define NVME_AER_NOTICE_DISC_CHANGED 0xF0
+
+/* ----------------------------------------- Asymmetric Namespace Access (8.1.1) */
+
+/* Get Log Page LID 0Ch; CDW10 bit 8 (RGO): groups only, no NSID lists */
+#define NVME_LOG_ANA 0x0C
+#define NVME_LOG_ANA_RGO (1u << 8)
+/* Asynchronous Event Configuration bits (Base Figure 325) */
+#define NVME_AEC_ANA_CHANGE (1u << 11)
+#define NVME_AEC_DISC_CHANGE (1u << 31)
+#define NVME_CTRL_OAES_ANA_CHANGE (1u << 11)
+#define NVME_CTRL_OAES_DISC_CHANGE (1u << 31)
+/* CMIC: more than one port, more than one controller, ANA reporting */
+#define NVME_CTRL_CMIC_MULTI_PORT (1u << 0)
+#define NVME_CTRL_CMIC_MULTI_CTRL (1u << 1)
+#define NVME_CTRL_CMIC_ANA (1u << 3)
+/* ANACAP: the states reported, and ANAGRPID not changing while attached (bit 6) */
+#define NVME_CTRL_ANACAP_ALL_STATES 0x1F
+#define NVME_CTRL_ANACAP_GRPID_STATIC (1u << 6)
+/* NMIC bit 0: the namespace may be attached to more than one controller */
+#define NVME_NS_NMIC_SHARED (1u << 0)
+
+enum nvme_ana_state {
+	NVME_ANA_OPTIMIZED = 0x01,
+	NVME_ANA_NONOPTIMIZED = 0x02,
+	NVME_ANA_INACCESSIBLE = 0x03,
+	NVME_ANA_PERSISTENT_LOSS = 0x04,
+	NVME_ANA_CHANGE = 0x0F,
+};
+
+struct nvme_ana_log_hdr {
+	uint64_t chgcnt;
+	uint16_t ngrps;
+	uint8_t rsvd[6];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_ana_log_hdr, 16);
+
+/* One group descriptor; NNSIDS NSIDs follow it (Base Figure 213) */
+struct nvme_ana_group_desc {
+	uint32_t grpid;
+	uint32_t nnsids;
+	uint64_t chgcnt;
+	uint8_t state;
+	uint8_t rsvd[15];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_ana_group_desc, 32);
+NVME_CHECK_OFFSET(struct nvme_ana_group_desc, state, 16);
 #define NVME_AER_DW0(type, info, lid) \
 	((uint32_t)(type) | (uint32_t)(info) << 8 | (uint32_t)(lid) << 16)
 
@@ -868,5 +970,74 @@ struct nvme_tcp_r2t_pdu {
 } __attribute__((packed));
 NVME_CHECK_SIZE(struct nvme_tcp_r2t_pdu, 24);
 NVME_CHECK_OFFSET(struct nvme_tcp_r2t_pdu, r2tl, 16);
+
+/* ------------------------------------------ NVMe/RDMA (RDMA Transport Binding 1.0) */
+
+/* RDMA CM private data format (RECFMT) 0, the only one defined. */
+#define NVME_RDMA_CM_FMT_1_0 0
+
+/*
+ * Private data of the RDMA CM connect request: the queue it opens and its
+ * sizes. HSQSIZE is 0's based, HRQSIZE is not (Figure 7 of the binding).
+ */
+struct nvme_rdma_cm_req {
+	uint16_t recfmt;
+	uint16_t qid;
+	uint16_t hrqsize;
+	uint16_t hsqsize;
+	uint16_t cntlid;
+	uint8_t rsvd[22];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_rdma_cm_req, 32);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, qid, 2);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, hrqsize, 4);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, hsqsize, 6);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_req, cntlid, 8);
+
+/* Private data of the accept: the controller's receive queue size (command capsules it can hold). */
+struct nvme_rdma_cm_rep {
+	uint16_t recfmt;
+	uint16_t crqsize;
+	uint8_t rsvd[28];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_rdma_cm_rep, 32);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_rep, crqsize, 2);
+
+/* Private data of a reject: why the queue was refused. */
+struct nvme_rdma_cm_rej {
+	uint16_t recfmt;
+	uint16_t sts;
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvme_rdma_cm_rej, 4);
+NVME_CHECK_OFFSET(struct nvme_rdma_cm_rej, sts, 2);
+
+/* RDMA CM reject status codes (the binding's Figure 9) */
+enum nvme_rdma_cm_status {
+	NVME_RDMA_CM_INVALID_LEN = 0x01,
+	NVME_RDMA_CM_INVALID_RECFMT = 0x02,
+	NVME_RDMA_CM_INVALID_QID = 0x03,
+	NVME_RDMA_CM_INVALID_HSQSIZE = 0x04,
+	NVME_RDMA_CM_INVALID_HRQSIZE = 0x05,
+	NVME_RDMA_CM_NO_RSC = 0x06,
+	NVME_RDMA_CM_INVALID_IRD = 0x07,
+	NVME_RDMA_CM_INVALID_ORD = 0x08,
+	NVME_RDMA_CM_INVALID_CNTLID = 0x09,
+};
+
+/* Transport specific address subtype of an RDMA discovery log entry (Fabrics Figure 38) */
+struct nvmf_disc_rdma_tsas {
+	uint8_t qptype;
+	uint8_t prtype;
+	uint8_t cms;
+	uint8_t rsvd3[5];
+	uint16_t pkey;
+	uint8_t rsvd10[246];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_disc_rdma_tsas, 256);
+NVME_CHECK_OFFSET(struct nvmf_disc_rdma_tsas, pkey, 8);
+
+#define NVMF_RDMA_QPTYPE_CONNECTED 1
+#define NVMF_RDMA_PRTYPE_NOT_SPECIFIED 1
+#define NVMF_RDMA_CMS_RDMA_CM 1
 
 #endif /* ERNIC_NVME_SPEC_H */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Usage: ernic-nvme-dev.sh NQN TRADDR TRSVCID [NSID]
 #
-# Prints the NVMe/TCP controller (nvmeN) the kernel has for subsystem NQN at
+# Prints the NVMe/TCP controller (nvmeN; ERNIC_TRANSPORT=rdma: NVMe/RDMA) the kernel has for subsystem NQN at
 # TRADDR:TRSVCID and exits 0; exits 1 when there is none. With NSID, the
 # controller must be live and namespace NSID's block device there, and the
 # line is "nvmeN /dev/nvmeXnY". ERNIC_SYSFS and ERNIC_DEVFS (default /sys,
@@ -13,12 +13,13 @@ nqn=$1
 traddr=$2
 trsvcid=$3
 nsid=${4:-}
+transport=${ERNIC_TRANSPORT:-tcp}
 
 ctrl=""
 for d in "$sys"/class/nvme/nvme*; do
 	[ -e "$d/subsysnqn" ] || continue
 	[ "$(cat "$d/subsysnqn")" = "$nqn" ] || continue
-	[ "$(cat "$d/transport" 2>/dev/null)" = tcp ] || continue
+	[ "$(cat "$d/transport" 2>/dev/null)" = "$transport" ] || continue
 	case "$(cat "$d/address" 2>/dev/null)," in
 	"traddr=$traddr,trsvcid=$trsvcid,"*) ctrl=$(basename "$d") ;;
 	*) continue ;;

@@ -1,0 +1,117 @@
+#!/bin/bash
+# The blktests lane: blktests' nvme tests, with nvme_trtype=tcp, against the kernel's nvmet-tcp and against
+# ernicd, in one QEMU guest (TCG, no network device); prints a table test | nvmet-tcp | ernicd with the reason for
+# every test that did not pass.
+#
+# Usage: ci/blktests/run.sh [TEST...]      TEST as nvme/004, or "nvme" for the whole group (the default)
+# Env:   BLKTESTS=DIR   an upstream blktests checkout (default ../shared/blktests beside the repository)
+#        BLKTESTS_MISSING=skip  with no checkout, say so and exit 0 (the nightly's choice); otherwise exit 1
+#        BLKT_TIMEOUT=SECONDS  QEMU's wall-clock limit (default: 240 + 150 per test and target, 2 h for "nvme")
+#        BLKT_GATE=1    exit 1 if a test that passes on nvmet-tcp does not pass on ernicd, except those that
+#                       cannot pass against any external target (see EXTERNAL_CANNOT below)
+# Out:   build/blktests/console.log, build/blktests/table.txt
+set -euo pipefail
+
+die() { echo "blktests: $*" >&2; exit 1; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+OUT=${BLKT_OUT:-$ROOT/build/blktests}
+export BLKT_OUT=$OUT
+SRC=${BLKTESTS:-$ROOT/../shared/blktests}
+
+# Tests no external target can pass as written (blktests 613b837), each with why. They are reported, never gated.
+declare -A EXTERNAL_CANNOT=(
+	[nvme/048]="reads nvmet's configfs attr_qid_max to change the queue count"
+	[nvme/051]="enables and disables namespaces through nvmet's configfs"
+	[nvme/057]="sets ANA states through nvmet's configfs"
+	[nvme/058]="remaps namespaces through nvmet's configfs"
+)
+# Features ernicd does not have; a test needing one is listed with it.
+declare -A ERNICD_LACKS=(
+	[nvme/041]="DH-HMAC-CHAP" [nvme/042]="DH-HMAC-CHAP" [nvme/043]="DH-HMAC-CHAP" [nvme/044]="DH-HMAC-CHAP"
+	[nvme/045]="DH-HMAC-CHAP" [nvme/062]="TLS" [nvme/063]="DH-HMAC-CHAP and TLS"
+)
+
+if [ ! -x "$SRC/check" ]; then
+	if [ "${BLKTESTS_MISSING:-}" = skip ]; then
+		echo "blktests: SKIP: no blktests checkout at $SRC (set BLKTESTS=DIR)"
+		exit 0
+	fi
+	die "no blktests checkout at $SRC (set BLKTESTS=DIR to an upstream blktests tree)"
+fi
+SRC=$(cd "$SRC" && pwd)
+[ $# -gt 0 ] || set -- nvme
+for t in "$@"; do
+	[[ $t = nvme || $t =~ ^nvme/[0-9]{3}$ ]] || die "a test is nvme or nvme/NNN (got '$t')"
+	[ "$t" = nvme ] || [ -f "$SRC/tests/$t" ] || die "no test $t in $SRC"
+done
+TESTS=$(IFS=,; echo "$*")
+if [ "$TESTS" = nvme ]; then
+	NTESTS=$(ls -1 "$SRC"/tests/nvme/[0-9][0-9][0-9] | wc -l)
+else
+	NTESTS=$#
+fi
+TIMEOUT=${BLKT_TIMEOUT:-$([ "$TESTS" = nvme ] && echo 7200 || echo $((240 + 300 * NTESTS)))}
+command -v qemu-system-x86_64 >/dev/null || die "missing qemu-system-x86_64 (run: ci/deps.sh lane blktests)"
+
+"$HERE/build-guest.sh" "$SRC" || die "building the guest failed"
+
+LOG=$OUT/console.log
+echo "blktests: $NTESTS test(s) on nvmet-tcp and ernicd under QEMU (TCG), limit ${TIMEOUT}s"
+set +e
+# As the lane: TCG only, always under timeout; 2 GiB for the RAM namespaces and the xfs results disk.
+timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+	-accel tcg,thread=multi -cpu max -M pc -m 2G -smp 2 \
+	-nic none -display none -nodefaults -no-reboot -serial stdio \
+	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" \
+	-append "console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests blkt.tests=$TESTS blkt.targets=nvmet,ernicd" \
+	</dev/null 2>&1 | tr -d '\r' >"$LOG"
+QRC=${PIPESTATUS[0]}
+set -e
+[ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "blktests: QEMU killed after ${TIMEOUT}s"
+grep -q '^BLKT-DONE' "$LOG" || echo "blktests: the guest did not finish (see $LOG)"
+
+# The table, from the guest's BLKT lines: status per target, and the reason for each that did not pass.
+awk -F'|' -v lacks="$(for k in "${!ERNICD_LACKS[@]}"; do printf '%s=%s;' "$k" "${ERNICD_LACKS[$k]}"; done)" \
+	-v cannot="$(for k in "${!EXTERNAL_CANNOT[@]}"; do printf '%s=%s;' "$k" "${EXTERNAL_CANNOT[$k]}"; done)" '
+	BEGIN {
+		n = split(lacks, a, ";"); for (i = 1; i <= n; i++) if (split(a[i], kv, "=") == 2) lack[kv[1]] = kv[2]
+		n = split(cannot, a, ";"); for (i = 1; i <= n; i++) if (split(a[i], kv, "=") == 2) cant[kv[1]] = kv[2]
+	}
+	$1 == "BLKT" {
+		if (!($3 in seen)) { seen[$3] = 1; order[++nt] = $3 }
+		st[$2, $3] = $4; why[$2, $3] = $5
+	}
+	function cell(tg, t) { return ((tg, t) in st) ? st[tg, t] : "missing" }
+	END {
+		printf "%-9s | %-9s | %-9s | %s\n", "test", "nvmet-tcp", "ernicd", "reason"
+		printf "%-9s-|-%-9s-|-%-9s-|-%s\n", "---------", "---------", "---------", "------"
+		for (i = 1; i <= nt; i++) {
+			t = order[i]; r = ""
+			if (cell("nvmet", t) != "pass" && why["nvmet", t] != "") r = r "nvmet-tcp: " why["nvmet", t]
+			if (cell("ernicd", t) != "pass") {
+				w = why["ernicd", t]
+				if (t in cant) w = "writes nvmet configfs: " cant[t] (w != "" ? " (" w ")" : "")
+				else if (t in lack) w = "needs " lack[t] (w != "" ? " (" w ")" : "")
+				if (w != "") r = r (r != "" ? "; " : "") "ernicd: " w
+			}
+			printf "%-9s | %-9s | %-9s | %s\n", t, cell("nvmet", t), cell("ernicd", t), r
+			if (cell("nvmet", t) == "pass") np_n++
+			if (cell("ernicd", t) == "pass") np_e++
+			if (cell("nvmet", t) == "pass" && cell("ernicd", t) != "pass" && !(t in cant)) gate[++ng] = t
+		}
+		printf "passed: nvmet-tcp %d, ernicd %d of %d\n", np_n, np_e, nt
+		for (i = 1; i <= ng; i++) printf "GATE %s\n", gate[i]
+	}' "$LOG" >"$OUT/table.txt"
+grep -v '^GATE ' "$OUT/table.txt"
+
+if grep -q '^GATE ' "$OUT/table.txt"; then
+	echo "blktests: passes on nvmet-tcp, not on ernicd: $(awk '/^GATE / { printf "%s ", $2 }' "$OUT/table.txt")"
+	[ "${BLKT_GATE:-0}" = 1 ] && exit 1
+fi
+if [ "${BLKT_GATE:-0}" = 1 ]; then
+	grep -q '^BLKT-DONE' "$LOG" || exit 1
+	# A guest that could run nothing is no pass.
+	grep -q '^passed: nvmet-tcp 0,' "$OUT/table.txt" && { echo "blktests: nothing passed on nvmet-tcp"; exit 1; }
+fi
+exit 0

@@ -1,0 +1,293 @@
+# shellcheck shell=dash
+# The lane's RDMA phase, sourced by /init (guest-init.sh): the kernel's nvme-rdma host over soft-RoCE (rdma_rxe)
+# against ernicd --transport rdma and against the kernel's nvmet-rdma, the same sequence for both: discover
+# (trtype rdma, the RDMA TSAS), connect -i 8 -W 8, id-ctrl, queue_count, the host's memory regions against the MR
+# budget formula, suites/run cases on the namespace (crc32c verify included), disconnect; ernicd also has its
+# id-ctrl fields checked (mdts 5, ioccsz 4: no in-capsule data over RDMA, keyed SGL), 20 connect/disconnect rounds
+# with its counters back at rest, and the MR count at a second number of I/O queues.
+#
+# The fabric: a veth pair with private addresses (10.0.0.1 and 10.0.0.2), rxe0 on veth0, everything in the
+# guest's initial network namespace. Both hosts and both targets are there: the kernel's nvme-rdma host and
+# nvmet-rdma only use that namespace, and 6.1's rxe receives RoCE (UDP 4791) only there too. The RDMA CM resolves
+# a local address to the netdev that owns it (never to lo, which has no RDMA device: why 127.0.0.1 fails) and rxe
+# loops the packets back. Nothing leaves the guest, which has no network device.
+#
+# CSV rows come out under the phases rdma-ernicd and rdma-nvmet (run.sh pairs them for the ratios and sets them
+# beside the TCP phases' rows).
+
+# iproute2's tools by path: busybox's shell runs its own applets (a busybox ip) before looking at PATH.
+IPROUTE2=/usr/sbin/ip
+RDMA_TOOL=/usr/bin/rdma
+RDMA_ADDR=10.0.0.1
+RDMA_PEER=10.0.0.2
+RDMA_PORT=4420
+NQN_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-ernicd-rdma
+NQN_NVMET_RDMA=nqn.2024-01.org.ernic:lane-nvmet-rdma
+# Keep-alive timeout of the RDMA connects (nvme connect -k). ernic restarts its Keep Alive Timer on Keep Alive
+# commands only (it reports no Traffic Based Keep Alive), nvmet on any command; under TCG on a loaded machine the
+# host's Keep Alive over soft-RoCE came later than the default 5 s often enough (36 queues lost in one run, each
+# loss a 10 s reconnect the suites see as a stall) that the phase connects with 30 s.
+RDMA_KATO=30
+# A few suites/run cases, identical for both targets: random and queue-depth cases and the crc32c verify.
+RDMA_CASES="patterns/randread patterns/randwrite qdepth/qd1 qdepth/qd32 integrity/ram-8m"
+# NVME_AQ_DEPTH: the admin queue's size whatever the I/O queues' is.
+RDMA_ADMIN_QUEUE_SIZE=32
+
+rdma_fabric_up() {
+	local m
+	echo "rdma fabric" >/run/lane-step
+	for m in crc32_generic veth rdma_rxe rdma_cm ib_uverbs rdma_ucm nvme-rdma nvmet-rdma; do
+		modprobe "$m" || fail "modprobe $m failed"
+	done
+	$IPROUTE2 link add veth0 type veth peer name veth1 || fail "cannot create the veth pair"
+	$IPROUTE2 addr add "$RDMA_ADDR/24" dev veth0 || fail "cannot set $RDMA_ADDR on veth0"
+	$IPROUTE2 addr add "$RDMA_PEER/24" dev veth1 || fail "cannot set $RDMA_PEER on veth1"
+	$IPROUTE2 link set veth0 up || fail "cannot bring veth0 up"
+	$IPROUTE2 link set veth1 up || fail "cannot bring veth1 up"
+	$RDMA_TOOL link add rxe0 type rxe netdev veth0 || {
+		dmesg | tail -n 5
+		fail "rdma link add rxe0 type rxe netdev veth0 failed"
+	}
+	set_deadline 10
+	while [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /dev/infiniband/rdma_cm ]; do
+		if past_deadline; then fail "no /sys/class/infiniband/rxe0 or /dev/infiniband/rdma_cm after 10 s"; fi
+		sleep 0.1
+	done
+	log "rdma: $($RDMA_TOOL link show | tr '\n' ' ')"
+}
+
+rdma_diagnose() { # what the kernel and ernicd said last, before a failure
+	dmesg | tail -n 25 | sed 's/^/  dmesg: /'
+	if [ -n "$ERNICD_PID" ]; then tail -n 15 "$ERNICD_LOG" | grep -v '^ *{' | sed 's/^/  ernicd: /'; fi
+}
+
+# Why ernicd's queues went, counted: a host's own disconnects, or a queue the target or the fabric lost.
+rdma_disconnect_reasons() {
+	grep ' disconnect host ' "$ERNICD_LOG" | sed 's/.*: //' | sort | uniq -c | sed 's/^/  /'
+}
+
+rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for a live controller and namespace 1
+	local nqn
+	nqn=$1
+	shift
+	log "connect: nvme connect -t rdma -a $RDMA_ADDR -s $RDMA_PORT -n $nqn -k $RDMA_KATO $*"
+	nvme connect -t rdma -a "$RDMA_ADDR" -s "$RDMA_PORT" -n "$nqn" -k "$RDMA_KATO" "$@" >/tmp/connect.out 2>&1 || {
+		cat /tmp/connect.out
+		rdma_diagnose
+		fail "nvme connect -t rdma to $nqn failed"
+	}
+	set_deadline 20
+	CTRL=""
+	DEV=""
+	while :; do
+		[ -n "$CTRL" ] || CTRL=$(ctrl_of "$nqn")
+		[ -z "$CTRL" ] || DEV=$(ns_dev "$nqn" 1)
+		if [ -n "$DEV" ]; then break; fi
+		if past_deadline; then
+			rdma_diagnose
+			fail "no live controller with namespace 1 for $nqn after 20 s (ctrl '${CTRL}')"
+		fi
+		sleep 0.1
+	done
+}
+
+# The host's memory regions against the budget the emulator enforces (ernic_backend_check_queues: each queue
+# holds one registered region per entry): nvme-rdma gives every queue a pool of queue_size fast-registration MRs,
+# so with N I/O queues of Q entries and the 32-entry admin queue it holds N * Q + 32, which is (N + 1) * Q when
+# the admin queue is counted at the I/O size. Kernel MRs are listed with comm [nvme_rdma].
+rdma_check_mrs() { # rdma_check_mrs WHAT: count $CTRL's host MRs, fail unless they match the formula
+	local n q host tgt want
+	n=$(($(cat "/sys/class/nvme/$CTRL/queue_count") - 1))
+	q=$(($(cat "/sys/class/nvme/$CTRL/sqsize") + 1))
+	$RDMA_TOOL resource show mr >"$RESULTS/$PHASE-mr-$n.txt" 2>&1 || {
+		cat "$RESULTS/$PHASE-mr-$n.txt"
+		fail "rdma resource show mr failed"
+	}
+	host=$(grep -c 'comm \[nvme_rdma\]' "$RESULTS/$PHASE-mr-$n.txt" || true)
+	tgt=$(grep -c 'comm ernicd' "$RESULTS/$PHASE-mr-$n.txt" || true)
+	want=$((n * q + RDMA_ADMIN_QUEUE_SIZE))
+	log "MR budget ($1): N=$n I/O queues of $q entries: host MRs $host, formula N*Q+32 = $want" \
+		"((N+1)*Q = $(((n + 1) * q))); target MRs $tgt"
+	echo "ERNIC-LANE-MR $PHASE N=$n Q=$q host_mrs=$host formula=$want target_mrs=$tgt"
+	[ "$host" -eq "$want" ] || {
+		head -n 5 "$RESULTS/$PHASE-mr-$n.txt"
+		fail "host holds $host MRs with $n I/O queues of $q entries, the budget formula says $want"
+	}
+}
+
+rdma_check_discovery() { # rdma_check_discovery NQN: the log entry for NQN says trtype rdma and the RDMA TSAS
+	local f
+	f=$RESULTS/$PHASE-discover.txt
+	log "discover: nvme discover -t rdma -a $RDMA_ADDR -s $RDMA_PORT"
+	nvme discover -t rdma -a "$RDMA_ADDR" -s "$RDMA_PORT" >"$f" 2>&1 || {
+		cat "$f"
+		fail "nvme discover -t rdma failed"
+	}
+	cat "$f"
+	grep -q "subnqn: *$1\$" "$f" || fail "discovery log has no entry for $1"
+	grep -q '^trtype: *rdma' "$f" || fail "discovery log entry is not trtype rdma"
+	grep -q 'rdma_prtype: *not specified' "$f" || fail "discovery log: rdma_prtype is not 'not specified'"
+	grep -q 'rdma_qptype: *connected' "$f" || fail "discovery log: rdma_qptype is not 'connected'"
+	grep -q 'rdma_cms: *rdma-cm' "$f" || fail "discovery log: rdma_cms is not 'rdma-cm'"
+}
+
+rdma_check_id_ctrl() { # rdma_check_id_ctrl FILE: mdts 5, maxcmd 128, ioccsz 4 (no in-capsule data), keyed SGL
+	local want k v
+	for want in mdts=5 maxcmd=128 ioccsz=4; do
+		k=${want%=*}
+		v=$(awk -v k="$k" '$1 == k && $2 == ":" { print $3; exit }' "$1")
+		[ "$v" = "${want#*=}" ] || fail "id-ctrl over RDMA: $k is '$v', the emulator reports ${want#*=}"
+	done
+	v=$(awk '$1 == "sgls" && $2 == ":" { print $3; exit }' "$1")
+	[ $((v & 4)) -ne 0 ] || fail "id-ctrl sgls $v: keyed SGL data block (bit 2) is not set"
+	log "id-ctrl over RDMA as the emulator reports: mdts 5, maxcmd 128, ioccsz 4, sgls $v (keyed SGL set)"
+}
+
+rdma_exercise() { # rdma_exercise NQN C BACKEND-LABEL
+	local nqn c backend f
+	nqn=$1
+	c=$2
+	backend=$3
+	echo "$PHASE discover" >/run/lane-step
+	rdma_check_discovery "$nqn"
+	echo "$PHASE connect" >/run/lane-step
+	rdma_connect "$nqn" -i 8 -W 8
+	log "connected over RDMA: controller $CTRL ($(cat "/sys/class/nvme/$CTRL/transport")), namespace 1 is $DEV"
+	f=$RESULTS/$PHASE-id-ctrl.txt
+	nvme id-ctrl "/dev/$CTRL" >"$f" 2>&1 || {
+		cat "$f"
+		fail "nvme id-ctrl /dev/$CTRL failed"
+	}
+	grep -E '^(mdts|cntlid|maxcmd|sgls|ioccsz|iorcsz|subnqn) ' "$f" || true
+	if [ "$PHASE" = rdma-ernicd ]; then rdma_check_id_ctrl "$f"; fi
+	check_queue_count "$c"
+	rdma_check_mrs "connect -i 8 -W 8"
+	SUITES_TRANSPORT=rdma
+	# shellcheck disable=SC2086 # word list
+	run_suites "$backend" "$RESULTS/csv/$PHASE" $RDMA_CASES
+	SUITES_TRANSPORT=tcp
+	disconnect "$nqn"
+	# A second number of I/O queues for the MR count.
+	echo "$PHASE connect -i 1" >/run/lane-step
+	rdma_connect "$nqn" -i 1
+	rdma_check_mrs "connect -i 1"
+	disconnect "$nqn"
+}
+
+nvmet_rdma_start() {
+	local s p
+	s=$NVMET/subsystems/$NQN_NVMET_RDMA
+	mkdir "$s" || fail "cannot create nvmet subsystem"
+	echo 1 >"$s/attr_allow_any_host"
+	NVMET_RDMA_C=128
+	if [ -e "$s/attr_qid_max" ]; then
+		echo "$QUEUES" >"$s/attr_qid_max" || fail "cannot set attr_qid_max"
+		NVMET_RDMA_C=$QUEUES
+	fi
+	truncate -s "$NS_SIZE" /tmp/nvmet-rdma-ns1.img || fail "cannot create namespace file"
+	mkdir "$s/namespaces/1"
+	printf %s /tmp/nvmet-rdma-ns1.img >"$s/namespaces/1/device_path"
+	echo 1 >"$s/namespaces/1/buffered_io"
+	echo 1 >"$s/namespaces/1/enable" || fail "cannot enable the file-backed namespace"
+	p=$NVMET/ports/2
+	mkdir "$p"
+	echo rdma >"$p/addr_trtype"
+	echo ipv4 >"$p/addr_adrfam"
+	echo "$RDMA_ADDR" >"$p/addr_traddr"
+	echo "$RDMA_PORT" >"$p/addr_trsvcid"
+	ln -s "$s" "$p/subsystems/$NQN_NVMET_RDMA" || fail "cannot bind the subsystem to the RDMA port"
+	log "nvmet-rdma on $RDMA_ADDR:$RDMA_PORT: $NQN_NVMET_RDMA, $NS_SIZE file namespace on tmpfs, $NVMET_RDMA_C I/O queues"
+}
+
+nvmet_rdma_stop() {
+	local s
+	s=$NVMET/subsystems/$NQN_NVMET_RDMA
+	rm -f "$NVMET/ports/2/subsystems/$NQN_NVMET_RDMA"
+	rmdir "$NVMET/ports/2"
+	echo 0 >"$s/namespaces/1/enable"
+	rmdir "$s/namespaces/1" "$s"
+	rm -f /tmp/nvmet-rdma-ns1.img
+	log "nvmet-rdma target removed"
+}
+
+ernicd_rdma_wait_listen() { # until ernicd's log says it listens, or it exited
+	set_deadline 10
+	while ! grep -q 'listening on .* (NVMe/RDMA)' "$ERNICD_LOG"; do
+		kill -0 "$ERNICD_PID" 2>/dev/null || {
+			cat "$ERNICD_LOG"
+			fail "ernicd --transport rdma exited before listening"
+		}
+		if past_deadline; then fail "ernicd --transport rdma not listening after 10 s"; fi
+		sleep 0.1
+	done
+}
+
+phase_rdma() {
+	local base now n i pid
+	PHASE=rdma
+	rdma_fabric_up
+
+	PHASE=rdma-ernicd
+	echo "rdma ernicd start" >/run/lane-step
+	set -- --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT" --nqn "$NQN_ERNICD_RDMA" \
+		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" --stats "$ERNICD_STATS"
+	log "ernicd $*"
+	ERNICD_LOG=$RESULTS/ernicd-rdma.log
+	ernicd "$@" 2>"$ERNICD_LOG" &
+	ERNICD_PID=$!
+	ernicd_rdma_wait_listen
+	log "$(grep 'listening on' "$ERNICD_LOG")"
+	base=$(ernicd_counters rdma-baseline)
+	log "counters at rest (mr_in_use controllers io_queues): $base"
+
+	rdma_exercise "$NQN_ERNICD_RDMA" "$QUEUES" "ernicd-rdma:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES"
+
+	# The real engine's half of the keyed SGL comparison (the emulated half is rdma_ut in the unit tests).
+	echo "rdma ernicd keyed SGL cases" >/run/lane-step
+	if [ -x /bin/nvmf_rdma_sgl ]; then
+		log "keyed SGL cases over real verbs: nvmf_rdma_sgl $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA"
+		nvmf_rdma_sgl "$RDMA_ADDR" "$RDMA_PORT" "$NQN_ERNICD_RDMA" >"$RESULTS/ksgl.txt" 2>&1 || {
+			cat "$RESULTS/ksgl.txt"
+			tail -n 20 "$ERNICD_LOG"
+			fail "keyed SGL cases: the real engine differs from the table the emulated one passes"
+		}
+		cat "$RESULTS/ksgl.txt"
+	else
+		log "keyed SGL cases skipped: no /bin/nvmf_rdma_sgl in this guest"
+	fi
+
+	echo "rdma ernicd connect/disconnect loop" >/run/lane-step
+	log "20 x connect/disconnect over RDMA"
+	n=1
+	while [ "$n" -le 20 ]; do
+		rdma_connect "$NQN_ERNICD_RDMA" -i 8 -W 8
+		disconnect "$NQN_ERNICD_RDMA"
+		n=$((n + 1))
+	done
+	i=0
+	while :; do
+		now=$(ernicd_counters rdma-after-loop)
+		if [ "$now" = "$base" ]; then break; fi
+		i=$((i + 1))
+		[ "$i" -le 10 ] || fail "counters after 20 RDMA connect/disconnect: $now, at rest before: $base"
+		sleep 0.5
+	done
+	log "counters back to rest after 20 RDMA connect/disconnect: $now"
+	pid=$ERNICD_PID
+	ERNICD_PID=""
+	rm -f "$ERNICD_STATS"
+	log "ernicd logged $(grep -c ' connect ' "$ERNICD_LOG") connects and $(grep -c ' disconnect ' "$ERNICD_LOG")" \
+		"disconnects over RDMA"
+	log "ernicd's queues went because:"
+	rdma_disconnect_reasons
+	stop_ernicd "$pid" "ernicd --transport rdma"
+	grep -v '^ *{' "$ERNICD_LOG" | grep -v ' connect \| disconnect ' | tail -n 6 | sed 's/^/  ernicd: /'
+	emit_csv "$RESULTS/csv/$PHASE"
+
+	PHASE=rdma-nvmet
+	echo "rdma nvmet start" >/run/lane-step
+	nvmet_rdma_start
+	rdma_exercise "$NQN_NVMET_RDMA" "$NVMET_RDMA_C" "nvmet-rdma:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_RDMA_C"
+	nvmet_rdma_stop
+	emit_csv "$RESULTS/csv/$PHASE"
+}

@@ -1,0 +1,934 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transport_rdma.c - NVMe/RDMA (RDMA Transport Binding 1.0) over real verbs,
+ * the third port of the controller core.
+ *
+ * One RDMA CM connection is one NVMe queue: a reliable connected queue pair
+ * with its own protection domain, completion queue and completion channel,
+ * served by one thread. Its receive queue holds one 64-byte buffer per
+ * submission queue entry the host announced (HSQSIZE + 1): IOCCSZ is 4, no
+ * in-capsule data. Each capsule becomes a struct ernic_req handed to
+ * ernic_req_exec(), as on the other ports; the only thing this file adds is
+ * moving data:
+ *
+ *  - host to controller: before exec, an RDMA READ from the host's region
+ *    (the keyed SGL's address and rkey) into the slot's bounce buffer, but
+ *    only for a command the core would take (ernic_req_check()); the command
+ *    runs when the READ completes.
+ *  - controller to host: map_data hands the core the slot's bounce buffer,
+ *    which then goes out as an RDMA WRITE chained before the response SEND;
+ *    RC ordering puts the data in host memory before the completion.
+ *
+ * The key, the bounds and the rights are the host RNIC's to check: a bad one
+ * fails the READ or WRITE with a remote access error and, as on any RNIC, the
+ * queue pair with it; the queue is then torn down (nvmet-rdma does the same).
+ * Request slots are twice the receive buffers, as nvmet-rdma's: a slot stays
+ * busy until its response SEND completes, and the host may already reuse the
+ * command identifier before that.
+ *
+ * The free list is under a lock because a held AER completes from whichever
+ * thread raised the event; everything else runs on the queue's thread.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "ernic/rdma.h"
+#include "rdma.h"
+
+/* A command's bounce buffer: one MDTS transfer. */
+#define NVMF_RDMA_BUF_SIZE ERNIC_MAX_XFER
+#define NVMF_RDMA_CQ_BATCH 16
+#define NVMF_RDMA_BUSY_POLL_NS 50000ull
+/* How often a queue and the CM thread wake to check keep-alive and shutdown. */
+#define NVMF_RDMA_POLL_MS 100
+#define NVMF_RDMA_LISTEN_BACKLOG 128
+
+/* What a work request was, in the low bits of its wr_id (slots are 8-byte aligned). */
+enum nvmf_rdma_wr_kind {
+	NVMF_RDMA_WR_RECV = 0,
+	NVMF_RDMA_WR_READ = 1,
+	NVMF_RDMA_WR_WRITE = 2,
+	NVMF_RDMA_WR_SEND = 3,
+};
+#define NVMF_RDMA_WR_ID(ptr, kind) ((uint64_t)(uintptr_t)(ptr) | (kind))
+#define NVMF_RDMA_WR_PTR(id) ((void *)(uintptr_t)((id) & ~(uint64_t)7))
+#define NVMF_RDMA_WR_KIND(id) ((enum nvmf_rdma_wr_kind)((id) & 7))
+
+struct nvmf_rdma_queue;
+
+struct nvmf_rdma_req {
+	struct ernic_req req;
+	struct nvmf_rdma_queue *q;
+	struct nvme_cqe *rsp; /* registered, what the SEND carries */
+	uint8_t *buf;	      /* registered bounce buffer, NVMF_RDMA_BUF_SIZE */
+	uint32_t h2c_len;     /* bytes the RDMA READ brought into buf */
+	uint32_t c2h_len;     /* bytes map_data gave the core to fill, to RDMA WRITE */
+	struct nvmf_rdma_req *next_free;
+} __attribute__((aligned(8)));
+
+struct nvmf_rdma_recv {
+	struct nvme_sqe *capsule; /* registered */
+} __attribute__((aligned(8)));
+
+struct nvmf_rdma_queue {
+	struct ernic_rdma_port *port;
+	struct ernic_sq sq;
+	struct rdma_cm_id *cm_id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_mr *capsule_mr, *rsp_mr, *buf_mr;
+	struct nvme_sqe *capsules;
+	struct nvme_cqe *rsps;
+	uint8_t *bufs;
+	size_t bufs_len;
+	struct nvmf_rdma_recv *recvs;
+	uint32_t nr_recv; /* HSQSIZE + 1, the CRQSIZE we accepted */
+	struct nvmf_rdma_req *reqs;
+	uint32_t nr_reqs;
+
+	pthread_mutex_t lock; /* the free list */
+	struct nvmf_rdma_req *free_reqs;
+
+	uint16_t cm_qid; /* from the CM private data */
+	bool connected;	 /* Connect succeeded */
+	uint16_t qid, cntlid;
+	char hostnqn[NVMF_NQN_SIZE];
+	char peer[INET6_ADDRSTRLEN + 8];
+	_Atomic(const char *) close_reason; /* the first reason given */
+
+	pthread_t thread;
+	atomic_bool disconnect; /* the CM or the queue itself says: tear down */
+	struct nvmf_rdma_queue *next;
+};
+
+struct ernic_rdma_port {
+	struct ernic_target *tgt;
+	FILE *log;
+	pthread_mutex_t log_lock;
+	char ident[64];
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen_id;
+	uint16_t portnum;
+	pthread_t cm_thread;
+	bool running;
+	atomic_bool stopping;
+	_Atomic uint64_t stop_deadline_ns;
+
+	pthread_mutex_t lock; /* the lists below */
+	pthread_cond_t cond;
+	struct nvmf_rdma_queue *queues;
+	struct nvmf_rdma_queue *zombies; /* finished threads, to join */
+	unsigned int nr_queues;
+};
+
+static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
+static void nvmf_rdma_complete(struct ernic_req *req);
+
+static const struct ernic_transport_ops nvmf_rdma_ops = {
+	.name = "rdma",
+	.trtype = NVMF_TRTYPE_RDMA,
+	.map_data = nvmf_rdma_map_data,
+	.complete = nvmf_rdma_complete,
+	/* Every command carries a keyed SGL: IOCCSZ 4. */
+	.in_capsule_data_size = 0,
+};
+
+static void nvmf_rdma_log(struct ernic_rdma_port *port, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void nvmf_rdma_log(struct ernic_rdma_port *port, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!port->log)
+		return;
+	pthread_mutex_lock(&port->log_lock);
+	fprintf(port->log, "%s: ", port->ident);
+	va_start(ap, fmt);
+	vfprintf(port->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', port->log);
+	fflush(port->log);
+	pthread_mutex_unlock(&port->log_lock);
+}
+
+/* A host NQN for a log line: printable ASCII only. */
+static void nvmf_rdma_copy_nqn(char *dst, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i < NVMF_NQN_SIZE - 1 && src[i]; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+static void nvmf_rdma_queue_set_disconnect(struct nvmf_rdma_queue *q, const char *why)
+{
+	const char *none = NULL;
+
+	atomic_compare_exchange_strong(&q->close_reason, &none, why);
+	atomic_store(&q->disconnect, true);
+}
+
+/* --------------------------------------------------------------- requests */
+
+static struct nvmf_rdma_req *nvmf_rdma_req_get(struct nvmf_rdma_queue *q)
+{
+	struct nvmf_rdma_req *r;
+
+	pthread_mutex_lock(&q->lock);
+	r = q->free_reqs;
+	if (r)
+		q->free_reqs = r->next_free;
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+static void nvmf_rdma_req_put(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
+{
+	pthread_mutex_lock(&q->lock);
+	r->next_free = q->free_reqs;
+	q->free_reqs = r;
+	pthread_mutex_unlock(&q->lock);
+}
+
+static int nvmf_rdma_post_recv(struct nvmf_rdma_queue *q, struct nvmf_rdma_recv *rv)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)rv->capsule,
+		.length = sizeof(struct nvme_sqe),
+		.lkey = q->capsule_mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = NVMF_RDMA_WR_ID(rv, NVMF_RDMA_WR_RECV), .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(q->cm_id->qp, &wr, &bad);
+}
+
+/*
+ * A keyed SGL Data Block (Fabrics 1.1, RDMA binding: the only descriptor
+ * over RDMA without in-capsule data), address or invalidate subtype, that
+ * describes at least @len bytes and fits a bounce buffer.
+ */
+static uint16_t nvmf_rdma_sgl_check(const struct nvme_sgl_desc *sgl, uint32_t len)
+{
+	uint8_t subtype = NVME_SGL_ID_SUBTYPE(sgl->id);
+
+	if (NVME_SGL_ID_TYPE(sgl->id) != NVME_SGL_TYPE_KEYED_DATA_BLOCK)
+		return NVME_SC_SGL_INVALID_TYPE;
+	if (subtype != NVME_SGL_SUBTYPE_ADDRESS && subtype != NVME_SGL_SUBTYPE_INVALIDATE_KEY)
+		return NVME_SC_SGL_INVALID_SUBTYPE;
+	if (nvme_keyed_sgl_len(sgl) < len || len > NVMF_RDMA_BUF_SIZE)
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	return NVME_SC_SUCCESS;
+}
+
+static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
+{
+	struct nvmf_rdma_req *r = req->transport_ctx;
+	uint16_t status = nvmf_rdma_sgl_check(&req->sqe.dptr, len);
+
+	if (status)
+		return status;
+	switch (dir) {
+	case NVME_DATA_HOST_TO_CTRL:
+		/* Read before exec; less only when the command was refused before its data was wanted. */
+		if (r->h2c_len < len)
+			return NVME_SC_SGL_INVALID_DATA_LEN;
+		break;
+	case NVME_DATA_CTRL_TO_HOST:
+		r->c2h_len = len;
+		break;
+	default:
+		return NVME_SC_INVALID_FIELD;
+	}
+	*buf = r->buf;
+	return NVME_SC_SUCCESS;
+}
+
+/*
+ * The response by SEND, after an RDMA WRITE of the data when the command
+ * succeeded with some for the host. A descriptor with the invalidate subtype
+ * gets SEND with Invalidate of its rkey (RDMA binding, Figure 3), so the host
+ * skips its local invalidation. Runs on the queue's thread, or on any thread
+ * for a held AER (ibv_post_send is thread safe).
+ */
+static void nvmf_rdma_complete(struct ernic_req *req)
+{
+	struct nvmf_rdma_req *r = req->transport_ctx;
+	struct nvmf_rdma_queue *q = r->q;
+	const struct nvme_sgl_desc *sgl = &req->sqe.dptr;
+	struct ibv_sge data_sge, rsp_sge;
+	struct ibv_send_wr data_wr, rsp_wr, *bad;
+
+	*r->rsp = req->cqe;
+	rsp_sge = (struct ibv_sge){ .addr = (uintptr_t)r->rsp, .length = sizeof(*r->rsp), .lkey = q->rsp_mr->lkey };
+	rsp_wr = (struct ibv_send_wr){
+		.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_SEND),
+		.sg_list = &rsp_sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	if (sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_KEYED_DATA_BLOCK, NVME_SGL_SUBTYPE_INVALIDATE_KEY) &&
+	    nvme_keyed_sgl_len(sgl)) {
+		rsp_wr.opcode = IBV_WR_SEND_WITH_INV;
+		rsp_wr.invalidate_rkey = sgl->keyed.key;
+	}
+	if (nvme_cqe_status(&req->cqe) == 0 && r->c2h_len) {
+		data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = r->c2h_len, .lkey = q->buf_mr->lkey };
+		data_wr = (struct ibv_send_wr){
+			.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_WRITE),
+			.next = &rsp_wr,
+			.sg_list = &data_sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.wr.rdma = { .remote_addr = sgl->addr, .rkey = sgl->keyed.key },
+		};
+		if (ibv_post_send(q->cm_id->qp, &data_wr, &bad) == 0)
+			return;
+	} else if (ibv_post_send(q->cm_id->qp, &rsp_wr, &bad) == 0) {
+		return;
+	}
+	/* The queue pair is gone (in error, or torn down): no completion will free the slot. */
+	nvmf_rdma_queue_set_disconnect(q, "cannot post the response");
+	nvmf_rdma_req_put(q, r);
+}
+
+static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&r->req.sqe;
+	const struct nvmf_connect_data *data = (const struct nvmf_connect_data *)r->buf;
+	uint16_t status = nvme_cqe_status(&r->req.cqe);
+
+	if (r->h2c_len >= sizeof(*data))
+		nvmf_rdma_copy_nqn(q->hostnqn, data->hostnqn);
+	if (status) {
+		nvmf_rdma_log(q->port, "connect refused host %s qid %u peer %s: %s", q->hostnqn[0] ? q->hostnqn : "?",
+			 cmd->qid, q->peer, ernic_status_str(status));
+		return;
+	}
+	q->connected = true;
+	q->qid = cmd->qid;
+	q->cntlid = (uint16_t)r->req.cqe.dw0;
+	nvmf_rdma_log(q->port, "connect host %s qid %u cntlid %u peer %s", q->hostnqn, q->qid, q->cntlid, q->peer);
+}
+
+static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
+{
+	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&r->req.sqe;
+	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
+
+	if (ernic_req_exec(&r->req) == ERNIC_EXEC_HELD)
+		return;
+	if (connect)
+		nvmf_rdma_connected(q, r);
+	nvmf_rdma_complete(&r->req);
+}
+
+/*
+ * A capsule arrived. Host to controller data is read before exec, but only
+ * for a command the core would run: one it refuses (not connected, a wrong
+ * namespace or range, an SGL over MDTS) runs without and gets that status.
+ */
+static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma_recv *rv, uint32_t byte_len)
+{
+	struct nvmf_rdma_req *r;
+	const struct nvme_sgl_desc *sgl;
+	uint32_t len;
+
+	if (byte_len < sizeof(struct nvme_sqe)) {
+		nvmf_rdma_log(q->port, "peer %s qid %u: a %u-byte capsule, less than a command", q->peer, q->cm_qid, byte_len);
+		nvmf_rdma_queue_set_disconnect(q, "transport error");
+		return;
+	}
+	r = nvmf_rdma_req_get(q);
+	if (!r) {
+		/* More commands in flight than the HSQSIZE the host announced. */
+		nvmf_rdma_log(q->port, "peer %s qid %u: submission queue overrun", q->peer, q->cm_qid);
+		nvmf_rdma_queue_set_disconnect(q, "transport error");
+		return;
+	}
+	memset(&r->req, 0, sizeof(r->req));
+	r->req.sqe = *rv->capsule;
+	r->req.sq = &q->sq;
+	r->req.transport_ctx = r;
+	r->h2c_len = r->c2h_len = 0;
+	if (nvmf_rdma_post_recv(q, rv)) {
+		nvmf_rdma_req_put(q, r);
+		nvmf_rdma_queue_set_disconnect(q, "cannot post a receive buffer");
+		return;
+	}
+	sgl = &r->req.sqe.dptr;
+	len = nvme_keyed_sgl_len(sgl);
+	if (nvme_sqe_data_dir(&r->req.sqe) == NVME_DATA_HOST_TO_CTRL && len &&
+	    nvmf_rdma_sgl_check(sgl, len) == NVME_SC_SUCCESS && !ernic_req_check(&r->req)) {
+		struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = len, .lkey = q->buf_mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_READ),
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = sgl->addr, .rkey = sgl->keyed.key },
+		}, *bad;
+
+		if (ibv_post_send(q->cm_id->qp, &wr, &bad)) {
+			nvmf_rdma_req_put(q, r);
+			nvmf_rdma_queue_set_disconnect(q, "cannot post an RDMA READ");
+		}
+		return;
+	}
+	nvmf_rdma_req_exec(q, r);
+}
+
+static void nvmf_rdma_handle_wc(struct nvmf_rdma_queue *q, const struct ibv_wc *wc)
+{
+	void *ptr = NVMF_RDMA_WR_PTR(wc->wr_id);
+	enum nvmf_rdma_wr_kind kind = NVMF_RDMA_WR_KIND(wc->wr_id);
+	struct nvmf_rdma_req *r = ptr;
+
+	if (ERNIC_UNLIKELY(wc->status != IBV_WC_SUCCESS)) {
+		/*
+		 * A remote access error (wrong key, beyond the region, an
+		 * invalidated region) leaves the queue pair in error: the
+		 * queue goes, as on nvmet-rdma. Flushes follow any error.
+		 */
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			nvmf_rdma_log(q->port, "host %s qid %u peer %s: %s failed: %s", q->hostnqn[0] ? q->hostnqn : "?",
+				 q->cm_qid, q->peer,
+				 kind == NVMF_RDMA_WR_READ ? "RDMA READ" : kind == NVMF_RDMA_WR_WRITE ? "RDMA WRITE"
+				 : kind == NVMF_RDMA_WR_SEND ? "SEND" : "RECV",
+				 ibv_wc_status_str(wc->status));
+		nvmf_rdma_queue_set_disconnect(q, wc->status == IBV_WC_WR_FLUSH_ERR ? "queue pair flushed"
+					  : "RDMA transfer error");
+		if (kind == NVMF_RDMA_WR_READ || kind == NVMF_RDMA_WR_SEND)
+			nvmf_rdma_req_put(q, r);
+		return;
+	}
+	switch (kind) {
+	case NVMF_RDMA_WR_RECV:
+		nvmf_rdma_handle_capsule(q, ptr, wc->byte_len);
+		break;
+	case NVMF_RDMA_WR_READ:
+		r->h2c_len = nvme_keyed_sgl_len(&r->req.sqe.dptr);
+		nvmf_rdma_req_exec(q, r);
+		break;
+	case NVMF_RDMA_WR_SEND:
+		nvmf_rdma_req_put(q, r);
+		break;
+	case NVMF_RDMA_WR_WRITE:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ queues */
+
+static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
+{
+	if (q->cm_id && q->cm_id->qp)
+		rdma_destroy_qp(q->cm_id);
+	if (q->cq)
+		ibv_destroy_cq(q->cq);
+	if (q->cc)
+		ibv_destroy_comp_channel(q->cc);
+	if (q->capsule_mr)
+		ibv_dereg_mr(q->capsule_mr);
+	if (q->rsp_mr)
+		ibv_dereg_mr(q->rsp_mr);
+	if (q->buf_mr)
+		ibv_dereg_mr(q->buf_mr);
+	if (q->pd)
+		ibv_dealloc_pd(q->pd);
+	if (q->bufs)
+		munmap(q->bufs, q->bufs_len);
+	free(q->capsules);
+	free(q->rsps);
+	free(q->recvs);
+	free(q->reqs);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+static void *nvmf_rdma_queue_thread(void *arg)
+{
+	struct nvmf_rdma_queue *q = arg;
+	struct ernic_rdma_port *port = q->port;
+	struct ibv_wc wc[NVMF_RDMA_CQ_BATCH];
+	uint64_t spin_until = 0, next_check = 0;
+
+	while (!atomic_load(&q->disconnect)) {
+		uint64_t now;
+		int n = ibv_poll_cq(q->cq, NVMF_RDMA_CQ_BATCH, wc);
+
+		if (n < 0) {
+			nvmf_rdma_queue_set_disconnect(q, "completion queue error");
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			nvmf_rdma_handle_wc(q, &wc[i]);
+		now = ernic_now_ns();
+		if (n) {
+			spin_until = now + NVMF_RDMA_BUSY_POLL_NS;
+			if (now < next_check)
+				continue;
+		}
+		if (now >= next_check) {
+			next_check = now + NVMF_RDMA_POLL_MS * 1000000ull;
+			ernic_target_check_keep_alive(port->tgt);
+			if (ernic_sq_ctrlr_fatal(&q->sq))
+				nvmf_rdma_queue_set_disconnect(q, "controller fatal (keep-alive timeout or admin queue lost)");
+			else if (atomic_load(&port->stopping) && now >= atomic_load(&port->stop_deadline_ns))
+				nvmf_rdma_queue_set_disconnect(q, "target shutting down");
+			continue;
+		}
+		if (now < spin_until)
+			continue;
+		/* Arm, then look once more: a completion between the last poll and the arm raises no event. */
+		if (ibv_req_notify_cq(q->cq, 0)) {
+			nvmf_rdma_queue_set_disconnect(q, "cannot arm the completion queue");
+			break;
+		}
+		n = ibv_poll_cq(q->cq, NVMF_RDMA_CQ_BATCH, wc);
+		for (int i = 0; i < n; i++)
+			nvmf_rdma_handle_wc(q, &wc[i]);
+		if (n) {
+			spin_until = ernic_now_ns() + NVMF_RDMA_BUSY_POLL_NS;
+			continue;
+		}
+		{
+			struct pollfd pfd = { .fd = q->cc->fd, .events = POLLIN };
+			struct ibv_cq *ev_cq;
+			void *ev_ctx;
+
+			if (poll(&pfd, 1, NVMF_RDMA_POLL_MS) > 0 && ibv_get_cq_event(q->cc, &ev_cq, &ev_ctx) == 0)
+				ibv_ack_cq_events(ev_cq, 1);
+		}
+	}
+
+	/*
+	 * Teardown: the queue pair to error (every posted request flushes), then
+	 * off the controller; held AERs complete through nvmf_rdma_complete() before
+	 * ernic_sq_destroy() returns and their posts fail or flush.
+	 */
+	rdma_disconnect(q->cm_id);
+	ernic_sq_destroy(&q->sq);
+	if (q->connected)
+		nvmf_rdma_log(port, "disconnect host %s qid %u cntlid %u peer %s: %s", q->hostnqn, q->qid, q->cntlid, q->peer,
+			 atomic_load(&q->close_reason) ? atomic_load(&q->close_reason) : "?");
+	pthread_mutex_lock(&port->lock);
+	for (struct nvmf_rdma_queue **pp = &port->queues; *pp; pp = &(*pp)->next) {
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	}
+	q->next = port->zombies;
+	port->zombies = q;
+	port->nr_queues--;
+	pthread_cond_broadcast(&port->cond);
+	pthread_mutex_unlock(&port->lock);
+	return NULL;
+}
+
+/* Join and free finished queues; the caller holds port->lock and is the CM thread or the stopper. */
+static void nvmf_rdma_port_reap_locked(struct ernic_rdma_port *port)
+{
+	while (port->zombies) {
+		struct nvmf_rdma_queue *q = port->zombies;
+		struct rdma_cm_id *id = q->cm_id;
+
+		port->zombies = q->next;
+		pthread_join(q->thread, NULL);
+		nvmf_rdma_queue_free(q);
+		/* After the queue pair went; waits for the CM events of @id to be acknowledged. */
+		rdma_destroy_id(id);
+	}
+}
+
+static void nvmf_rdma_peer_name(struct rdma_cm_id *id, char *buf, size_t len)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+	char addr[INET6_ADDRSTRLEN];
+
+	snprintf(buf, len, "?");
+	if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, addr, sizeof(addr));
+		snprintf(buf, len, "%s:%u", addr, ntohs(rdma_get_dst_port(id)));
+	} else if (sa->sa_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof(addr));
+		snprintf(buf, len, "[%s]:%u", addr, ntohs(rdma_get_dst_port(id)));
+	}
+}
+
+/* Protection domain, completion queue and channel, queue pair, buffers, posted receives. */
+static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
+{
+	struct rdma_cm_id *id = q->cm_id;
+	struct ibv_qp_init_attr qpa = { 0 };
+	uint32_t cqe;
+
+	q->nr_reqs = 2 * q->nr_recv;
+	q->pd = ibv_alloc_pd(id->verbs);
+	q->cc = q->pd ? ibv_create_comp_channel(id->verbs) : NULL;
+	if (!q->cc)
+		return -ENOMEM;
+	if (fcntl(q->cc->fd, F_SETFL, fcntl(q->cc->fd, F_GETFL) | O_NONBLOCK))
+		return -errno;
+	/* Each slot has at most two send requests (RDMA WRITE and SEND) or one READ; plus the receives. */
+	cqe = 2 * q->nr_reqs + q->nr_recv;
+	q->cq = ibv_create_cq(id->verbs, (int)cqe, q, q->cc, 0);
+	if (!q->cq)
+		return -ENOMEM;
+	qpa.send_cq = q->cq;
+	qpa.recv_cq = q->cq;
+	qpa.qp_type = IBV_QPT_RC;
+	qpa.cap.max_send_wr = 2 * q->nr_reqs;
+	qpa.cap.max_recv_wr = q->nr_recv;
+	qpa.cap.max_send_sge = 1;
+	qpa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, q->pd, &qpa))
+		return -errno;
+
+	q->capsules = calloc(q->nr_recv, sizeof(*q->capsules));
+	q->recvs = calloc(q->nr_recv, sizeof(*q->recvs));
+	q->rsps = calloc(q->nr_reqs, sizeof(*q->rsps));
+	q->reqs = calloc(q->nr_reqs, sizeof(*q->reqs));
+	q->bufs_len = (size_t)q->nr_reqs * NVMF_RDMA_BUF_SIZE;
+	q->bufs = mmap(NULL, q->bufs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->bufs == MAP_FAILED)
+		q->bufs = NULL;
+	if (!q->capsules || !q->recvs || !q->rsps || !q->reqs || !q->bufs)
+		return -ENOMEM;
+	q->capsule_mr = ibv_reg_mr(q->pd, q->capsules, q->nr_recv * sizeof(*q->capsules), IBV_ACCESS_LOCAL_WRITE);
+	q->rsp_mr = ibv_reg_mr(q->pd, q->rsps, q->nr_reqs * sizeof(*q->rsps), 0);
+	q->buf_mr = ibv_reg_mr(q->pd, q->bufs, q->bufs_len, IBV_ACCESS_LOCAL_WRITE);
+	if (!q->capsule_mr || !q->rsp_mr || !q->buf_mr)
+		return -ENOMEM;
+	for (uint32_t i = q->nr_reqs; i-- > 0;) {
+		struct nvmf_rdma_req *r = &q->reqs[i];
+
+		r->q = q;
+		r->rsp = &q->rsps[i];
+		r->buf = q->bufs + (size_t)i * NVMF_RDMA_BUF_SIZE;
+		r->next_free = q->free_reqs;
+		q->free_reqs = r;
+	}
+	for (uint32_t i = 0; i < q->nr_recv; i++) {
+		q->recvs[i].capsule = &q->capsules[i];
+		if (nvmf_rdma_post_recv(q, &q->recvs[i]))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void nvmf_rdma_reject(struct rdma_cm_id *id, uint16_t sts)
+{
+	struct nvme_rdma_cm_rej rej = { .recfmt = NVME_RDMA_CM_FMT_1_0, .sts = sts };
+
+	rdma_reject(id, &rej, sizeof(rej));
+}
+
+/* A connect request: on the CM thread, which acknowledges the event afterwards. */
+static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struct rdma_cm_event *ev)
+{
+	const struct ernic_backend_cfg *cfg = ernic_target_cfg(port->tgt);
+	struct rdma_cm_id *id = ev->id;
+	struct rdma_conn_param param = { 0 };
+	struct nvme_rdma_cm_rep rep = { .recfmt = NVME_RDMA_CM_FMT_1_0 };
+	struct nvmf_rdma_queue *q;
+	char peer[INET6_ADDRSTRLEN + 8];
+	uint32_t nr_recv = 0;
+	uint16_t qid = 0, sts;
+	int rc;
+
+	nvmf_rdma_peer_name(id, peer, sizeof(peer));
+	id->context = NULL;
+	sts = ernic_rdma_cm_req_check(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len, &qid, &nr_recv);
+	if (sts) {
+		nvmf_rdma_log(port, "peer %s: connection request refused: RDMA CM status %u", peer, sts);
+		nvmf_rdma_reject(id, sts);
+		goto drop;
+	}
+	if (atomic_load(&port->stopping)) {
+		nvmf_rdma_reject(id, NVME_RDMA_CM_NO_RSC);
+		goto drop;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		nvmf_rdma_reject(id, NVME_RDMA_CM_NO_RSC);
+		goto drop;
+	}
+	q->port = port;
+	q->cm_id = id;
+	q->cm_qid = qid;
+	q->nr_recv = nr_recv;
+	snprintf(q->peer, sizeof(q->peer), "%s", peer);
+	pthread_mutex_init(&q->lock, NULL);
+	atomic_init(&q->disconnect, false);
+	rc = nvmf_rdma_queue_setup(q);
+	if (rc) {
+		nvmf_rdma_log(port, "peer %s qid %u: cannot set up the queue pair (%u entries): %s", peer, qid, nr_recv,
+			 strerror(-rc));
+		nvmf_rdma_reject(id, NVME_RDMA_CM_NO_RSC);
+		nvmf_rdma_queue_free(q);
+		goto drop;
+	}
+	ernic_sq_init(&q->sq, port->tgt, &nvmf_rdma_ops, q);
+	rep.crqsize = (uint16_t)nr_recv;
+	param.private_data = &rep;
+	param.private_data_len = sizeof(rep);
+	/* librdmacm clamps these to what the host offered and the device allows. */
+	param.initiator_depth = RDMA_MAX_INIT_DEPTH;
+	param.responder_resources = RDMA_MAX_RESP_RES;
+	param.rnr_retry_count = 7;
+	param.flow_control = 1;
+	id->context = q;
+	if (rdma_accept(id, &param)) {
+		nvmf_rdma_log(port, "peer %s qid %u: rdma_accept: %s", peer, qid, strerror(errno));
+		ernic_sq_destroy(&q->sq);
+		id->context = NULL;
+		nvmf_rdma_queue_free(q);
+		goto drop;
+	}
+	pthread_mutex_lock(&port->lock);
+	rc = -pthread_create(&q->thread, NULL, nvmf_rdma_queue_thread, q);
+	if (!rc) {
+		q->next = port->queues;
+		port->queues = q;
+		port->nr_queues++;
+	}
+	pthread_mutex_unlock(&port->lock);
+	if (!rc)
+		return;
+	rdma_disconnect(id);
+	ernic_sq_destroy(&q->sq);
+	id->context = NULL;
+	nvmf_rdma_queue_free(q);
+drop:
+	/*
+	 * A context of the port itself tells nvmf_rdma_handle_cm_event() to
+	 * destroy the id once the event is acknowledged (rdma_destroy_id()
+	 * waits for that acknowledgement).
+	 */
+	ev->id->context = (void *)port;
+}
+
+static void nvmf_rdma_handle_cm_event(struct ernic_rdma_port *port, struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+	bool destroy = false;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		nvmf_rdma_handle_connect_request(port, ev);
+		destroy = id->context == (void *)port;
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		if (id != port->listen_id && id->context && id->context != (void *)port)
+			nvmf_rdma_queue_set_disconnect(id->context, ev->event == RDMA_CM_EVENT_DISCONNECTED
+								       ? "host disconnected"
+								       : rdma_event_str(ev->event));
+		else if (id == port->listen_id)
+			nvmf_rdma_log(port, "listener: %s", rdma_event_str(ev->event));
+		break;
+	default:
+		break;
+	}
+	rdma_ack_cm_event(ev);
+	if (destroy)
+		rdma_destroy_id(id);
+}
+
+static void *nvmf_rdma_cm_thread(void *arg)
+{
+	struct ernic_rdma_port *port = arg;
+
+	while (!atomic_load(&port->stopping)) {
+		struct pollfd pfd = { .fd = port->ch->fd, .events = POLLIN };
+		struct rdma_cm_event *ev;
+
+		/* Also the keep-alive clock for controllers whose queues are all idle. */
+		ernic_target_check_keep_alive(port->tgt);
+		pthread_mutex_lock(&port->lock);
+		nvmf_rdma_port_reap_locked(port);
+		pthread_mutex_unlock(&port->lock);
+		if (poll(&pfd, 1, NVMF_RDMA_POLL_MS) <= 0)
+			continue;
+		while (rdma_get_cm_event(port->ch, &ev) == 0)
+			nvmf_rdma_handle_cm_event(port, ev);
+	}
+	return NULL;
+}
+
+/* -------------------------------------------------------------------- port */
+
+int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_port_opts *opts,
+			   struct ernic_rdma_port **out)
+{
+	struct ernic_rdma_port *port = calloc(1, sizeof(*port));
+	int rc;
+
+	if (!port)
+		return -ENOMEM;
+	port->ch = rdma_create_event_channel();
+	if (!port->ch) {
+		rc = errno ? -errno : -ENODEV;
+		free(port);
+		return rc;
+	}
+	/* Events are drained until EAGAIN after each poll wake-up. */
+	if (fcntl(port->ch->fd, F_SETFL, fcntl(port->ch->fd, F_GETFL) | O_NONBLOCK)) {
+		rc = -errno;
+		rdma_destroy_event_channel(port->ch);
+		free(port);
+		return rc;
+	}
+	port->tgt = tgt;
+	port->log = opts ? opts->log : NULL;
+	snprintf(port->ident, sizeof(port->ident), "%s", opts && opts->ident ? opts->ident : "ernic-rdma");
+	atomic_init(&port->stopping, false);
+	atomic_init(&port->stop_deadline_ns, 0);
+	pthread_mutex_init(&port->lock, NULL);
+	pthread_mutex_init(&port->log_lock, NULL);
+	pthread_cond_init(&port->cond, NULL);
+	*out = port;
+	return 0;
+}
+
+int ernic_rdma_port_listen(struct ernic_rdma_port *port, const char *traddr, const char *trsvcid, char *err,
+			   size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct addrinfo *ai;
+	char svc[8];
+	int rc;
+
+	if (port->listen_id) {
+		snprintf(err, errlen, "the port already listens");
+		return -EINVAL;
+	}
+	rc = getaddrinfo(traddr, trsvcid, &hints, &ai);
+	if (rc) {
+		snprintf(err, errlen, "cannot use address %s port %s: %s", traddr, trsvcid, gai_strerror(rc));
+		return -EINVAL;
+	}
+	if (rdma_create_id(port->ch, &port->listen_id, port, RDMA_PS_TCP)) {
+		rc = -errno;
+		freeaddrinfo(ai);
+		port->listen_id = NULL;
+		snprintf(err, errlen, "rdma_create_id: %s", strerror(-rc));
+		return rc;
+	}
+	if (rdma_bind_addr(port->listen_id, ai->ai_addr) || rdma_listen(port->listen_id, NVMF_RDMA_LISTEN_BACKLOG)) {
+		rc = -errno;
+		freeaddrinfo(ai);
+		rdma_destroy_id(port->listen_id);
+		port->listen_id = NULL;
+		snprintf(err, errlen, "cannot listen on %s port %s over RDMA: %s%s", traddr, trsvcid, strerror(-rc),
+			 rc == -ENODEV || rc == -EADDRNOTAVAIL ? " (no RDMA device on that address?)" : "");
+		return rc;
+	}
+	freeaddrinfo(ai);
+	port->portnum = ntohs(rdma_get_src_port(port->listen_id));
+	snprintf(svc, sizeof(svc), "%u", port->portnum);
+	/* What a discovery controller reached through this port reports. */
+	ernic_target_set_port(port->tgt, NVMF_TRTYPE_RDMA, traddr, svc);
+	return 0;
+}
+
+uint16_t ernic_rdma_port_number(const struct ernic_rdma_port *port)
+{
+	return port->portnum;
+}
+
+int ernic_rdma_port_start(struct ernic_rdma_port *port)
+{
+	int rc;
+
+	if (!port->listen_id || port->running)
+		return -EINVAL;
+	rc = -pthread_create(&port->cm_thread, NULL, nvmf_rdma_cm_thread, port);
+	if (!rc)
+		port->running = true;
+	return rc;
+}
+
+unsigned int ernic_rdma_port_nr_queues(struct ernic_rdma_port *port)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&port->lock);
+	n = port->nr_queues;
+	pthread_mutex_unlock(&port->lock);
+	return n;
+}
+
+void ernic_rdma_port_stop(struct ernic_rdma_port *port, unsigned int grace_ms)
+{
+	if (!atomic_load(&port->stopping)) {
+		atomic_store(&port->stop_deadline_ns, ernic_now_ns() + grace_ms * 1000000ull);
+		atomic_store(&port->stopping, true);
+	}
+	if (port->running) {
+		pthread_join(port->cm_thread, NULL);
+		port->running = false;
+	}
+	/*
+	 * Queues notice the deadline within NVMF_RDMA_POLL_MS. With the CM thread
+	 * gone, events are drained here so that rdma_destroy_id() of a queue
+	 * never waits for an acknowledgement nobody gives.
+	 */
+	pthread_mutex_lock(&port->lock);
+	while (port->nr_queues || port->zombies) {
+		struct rdma_cm_event *ev;
+
+		nvmf_rdma_port_reap_locked(port);
+		if (!port->nr_queues)
+			break;
+		pthread_mutex_unlock(&port->lock);
+		while (rdma_get_cm_event(port->ch, &ev) == 0)
+			nvmf_rdma_handle_cm_event(port, ev);
+		poll(NULL, 0, 10);
+		pthread_mutex_lock(&port->lock);
+	}
+	pthread_mutex_unlock(&port->lock);
+	if (port->listen_id) {
+		rdma_destroy_id(port->listen_id);
+		port->listen_id = NULL;
+	}
+}
+
+void ernic_rdma_port_destroy(struct ernic_rdma_port *port)
+{
+	if (!port)
+		return;
+	ernic_rdma_port_stop(port, 1000);
+	rdma_destroy_event_channel(port->ch);
+	pthread_cond_destroy(&port->cond);
+	pthread_mutex_destroy(&port->lock);
+	pthread_mutex_destroy(&port->log_lock);
+	free(port);
+}

@@ -1,0 +1,61 @@
+# suites/lad/fabric-table.awk - seeds/002's table and seeds/004's split for one target, from the lines
+# "base|load cmd NS..." and "base|load summary target_records=N joined=M" of fabric-join.awk. Needs stages.awk
+# loaded first; the -v variables are set by suites/lad/fabric-report.
+BEGIN { lad_stages_init() }
+$2 == "cmd" { n[$1]++; for (i = 1; i <= LAD_NSTAGE; i++) sum[$1, i] += $(i + 2); next }
+$2 == "summary" {
+	split($3, kv, "="); recs[$1] = kv[2]
+	split($4, kv, "="); got[$1] = kv[2]
+}
+function q(s) { gsub(/"/, "\"\"", s); return "\"" s "\"" }
+function mean(w, i) { return n[w] ? sum[w, i] / n[w] / 1000 : 0 }
+END {
+	tname = target == "ernicd" ? "ernicd" : "nvmet-tcp"
+	lad_label[3] = "target driver (" tname ")"
+	lad_label[4] = target == "ernicd" ? "storage (RAM namespace)" : "storage (backing block device)"
+	printf "== read 4KiB %s, %s over NVMe/%s: baseline %d commands sampled, loaded %d\n", dev, tname,
+		toupper(transport), n["base"], n["load"]
+	printf "  (kernel %s; fio: %s IOPS, mean %s us at qd1; %s IOPS, mean %s us at qd32)\n", kernel, iops1, flat1,
+		iops32, flat32
+	if (emulated != "")
+		printf "  (under %s the absolute numbers mean little; the shape and the ratios do)\n", emulated
+	printf "  %-38s%10s%10s%8s\n", "stage", "base us", "load us", "LAD"
+	best = ""
+	for (i = 1; i <= LAD_NSTAGE; i++) {
+		b = mean("base", i); l = mean("load", i)
+		lad = b >= min ? sprintf("%.2f", l / b) : "n/a"
+		printf "  %-38s%10.2f%10.2f%8s\n", lad_label[i], b, l, lad
+		if (lad != "n/a" && lad_key[i] != "end_to_end" && (best == "" || l / b > bestv)) {
+			best = lad_label[i]; bestv = l / b
+		}
+		if (csv != "")
+			printf "%s,%s,%s,%s,%.3f,%.3f,%s,%s,%s\n", q(ts), q(commit), q(host), q(lad_key[i]), b, l,
+				(lad == "n/a" ? "" : sprintf("%.3f", l / b)), q(tname), q(transport) >> csv
+	}
+	print best == "" ? "  largest LAD: n/a" : sprintf("  largest LAD: %s, %.2f", best, bestv)
+	print "  (n/a: a stage under 0.5 us at the baseline is too small for a ratio; host driver and network are one"
+	print "  stage because no stock event marks a capsule leaving or reaching the host by its command id)"
+	for (w = 1; w <= 2; w++) {
+		ww = w == 1 ? "base" : "load"
+		e2e = mean(ww, 5); st = mean(ww, 4)
+		printf "  %s: host side %.2f us (block_bio_queue -> block_rq_complete), target side %.2f us (storage);\n",
+			(w == 1 ? "qd1 " : "qd32"), e2e, st
+		printf "        the other %.2f us: host block layer %.2f, host driver + network %.2f, target driver %.2f\n",
+			e2e - st, mean(ww, 1), mean(ww, 2), mean(ww, 3)
+	}
+	bad = ""
+	for (w in recs) {
+		lost = recs[w] - got[w]
+		printf "  join %s: %d of %d target records joined (%d lost)\n", w, got[w], recs[w], lost
+		if (recs[w] == 0 || lost * 100 > maxlost * recs[w])
+			bad = bad " " w ": lost " lost " of " recs[w]
+	}
+	if (over1 + over32 > 0)
+		printf "  tracefs overruns: %d at qd1, %d at qd32 (events lost before the join)\n", over1, over32
+	if (n["base"] == 0 || n["load"] == 0)
+		bad = bad " a depth with no joined command"
+	if (check && bad != "") {
+		print "  INCOMPLETE:" bad
+		exit 1
+	}
+}

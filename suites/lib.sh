@@ -1,0 +1,50 @@
+# suites/lib.sh - what every script that writes or checks the results CSVs shares.
+#
+# Source it from bash:  . "$REPO/suites/lib.sh"
+# It sets ERNIC_ROOT (the checkout) and CSV_AWK (suites/csv.awk, the awk
+# helpers: csvsplit, commas, hb) and defines ernic_commit, csv_columns and
+# csv_ready. Functions print one line naming the file and return 1 on error;
+# the caller decides whether that ends the script.
+
+ERNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CSV_AWK=$(cat "$ERNIC_ROOT/suites/csv.awk")
+
+# ernic_commit: the commit column as results/README.md defines it. ERNIC_COMMIT
+# names it where there is no git checkout (a lane's guest); otherwise the short
+# HEAD, with -dirty when tracked files differ from it.
+ernic_commit() {
+	local c
+	if [ -n "${ERNIC_COMMIT:-}" ]; then
+		echo "$ERNIC_COMMIT"
+		return
+	fi
+	c=$(git -C "$ERNIC_ROOT" rev-parse --short=12 HEAD 2>/dev/null) || c=unknown
+	if [ "$c" != unknown ] && ! git -C "$ERNIC_ROOT" diff --quiet HEAD -- 2>/dev/null; then
+		c="$c-dirty"
+	fi
+	echo "$c"
+}
+
+# csv_columns NAME: the header line of CSV kind NAME (suites/csv-columns).
+csv_columns() {
+	local h
+	h=$(awk -v n="$1" '$1 == n { print $2; exit }' "$ERNIC_ROOT/suites/csv-columns")
+	[ -n "$h" ] || {
+		echo "suites/lib.sh: no CSV kind '$1' in suites/csv-columns" >&2
+		return 1
+	}
+	echo "$h"
+}
+
+# csv_ready FILE NAME: FILE starts with the header of kind NAME (written if FILE
+# is missing or empty); never append under another header.
+csv_ready() {
+	local h
+	h=$(csv_columns "$2") || return 1
+	if [ ! -s "$1" ]; then
+		echo "$h" >"$1"
+	elif [ "$(head -n 1 "$1")" != "$h" ]; then
+		echo "$1 has another header than suites/csv-columns gives for '$2'; move it away to start a new file" >&2
+		return 1
+	fi
+}
