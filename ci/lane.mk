@@ -22,5 +22,10 @@ lane:
 # otherwise (ci/nightly points it at results/ to keep the trend).
 .PHONY: test-lane
 test-slow: test-lane
+#
+# make test leaves the passthru phase out unless the caller sets LANE_SKIP (ci/nightly sets it empty: every
+# phase): under TCG the phase takes several minutes, and the engine's device mode still lacks its throughput
+# table and fails its fixed-buffer check (ernic_fixedbufs=1 gets EFAULT), which the phase only logs.
+LANE_TEST_SKIP = $(if $(filter undefined,$(origin LANE_SKIP)),passthru,$(LANE_SKIP))
 test-lane:
-	$(MAKE) lane LANE_CSV_DIR=$(or $(LANE_CSV_DIR),$(abspath $(BUILD))/lane/csv)
+	$(MAKE) lane LANE_CSV_DIR=$(or $(LANE_CSV_DIR),$(abspath $(BUILD))/lane/csv) LANE_SKIP=$(LANE_TEST_SKIP)
