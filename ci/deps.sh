@@ -6,7 +6,7 @@ pkgs=""
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make libc6-dev libcunit1-dev libisal-dev librdmacm-dev libibverbs-dev ibverbs-providers" ;;
-	engine) pkgs="$pkgs fio dpkg-dev debian-archive-keyring" ;;
+	engine) pkgs="$pkgs fio dpkg-dev debian-archive-keyring liburing-dev" ;;
 	suites) pkgs="$pkgs fio jq" ;;
 	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq iproute2" ;;
 	blktests) pkgs="$pkgs gawk uuid-runtime xfsprogs e2fsprogs diffutils util-linux mount procps" ;;

@@ -33,7 +33,7 @@ $(FIO_SRC_STAMP): engine/fio-src.sh $(FIO_BIN)
 	engine/fio-src.sh $(FIO_SRC)
 	@touch $@
 
-$(ENGINE_OBJ): engine/ernic.c $(FIO_SRC_STAMP) $(wildcard emulator/include/ernic/*.h)
+$(ENGINE_OBJ): engine/ernic.c engine/ernic_cmd.h $(FIO_SRC_STAMP) $(wildcard emulator/include/ernic/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ENGINE_CFLAGS) -c -o $@ $<
 
@@ -47,13 +47,21 @@ $(BUILD)/engine/ernic.map:
 
 $(ENGINE_SO): $(ENGINE_OBJ) $(EMU_LIB) $(BUILD)/engine/ernic.map
 	$(CC) -shared -o $@ $(ENGINE_OBJ) -Wl,--whole-archive $(EMU_LIB) -Wl,--no-whole-archive \
-		-Wl,--version-script=$(BUILD)/engine/ernic.map $(EMU_LIBS)
+		-Wl,--version-script=$(BUILD)/engine/ernic.map $(EMU_LIBS) -luring
+
+# The command layer alone (SQE, passthrough form, status, device names): no fio, no NVMe device needed.
+ENGINE_CMD_UT := $(BUILD)/tests/engine_cmd_ut
+$(ENGINE_CMD_UT): engine/tests/cmd_ut.c engine/ernic_cmd.h $(wildcard emulator/include/ernic/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(LDFLAGS_SAN) -Iemulator/include -Iemulator/tests -Iengine -o $@ $< -lcunit
 
 test-more: test-engine
 ifneq ($(FIO_BIN),)
-test-engine: $(ENGINE_SO)
+test-engine: $(ENGINE_SO) $(ENGINE_CMD_UT)
+	$(ENGINE_CMD_UT)
 	engine/tests/run.sh $(ENGINE_SO)
 else
-test-engine:
+test-engine: $(ENGINE_CMD_UT)
+	$(ENGINE_CMD_UT)
 	@echo "test-engine: fio is not installed, skipping the engine tests (install it with: ci/deps.sh engine)"
 endif

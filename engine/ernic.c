@@ -20,8 +20,21 @@
  * io_u completes when its last command does, with the first error seen.
  *
  *   fio --thread=1 --ioengine=external:./build/ernic-fio.so --filename=ernic0 ...
+ *
+ * Device mode: a filename /dev/ngXnY (or /dev/nvmeXnY, which maps to its ng
+ * twin) sends the same SQEs to a namespace of a controller the kernel drives
+ * (over NVMe/TCP in the lane), as NVMe passthrough: io_uring's
+ * IORING_OP_URING_CMD with NVME_URING_CMD_IO, or the NVME_IOCTL_IO64_CMD
+ * ioctl. Identify Controller and Identify Namespace, read through the
+ * controller's admin passthrough ioctl at init, give MDTS, the LBA format and
+ * the size. Each job has its own ring, so thread=1 is not needed there. The
+ * status of every failed command, exactly as the controller answered it, goes
+ * into ernic_stats in both modes; fio sees an errno.
+ *
+ *   fio --ioengine=external:./build/ernic-fio.so --filename=/dev/ng0n1 ...
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -30,11 +43,17 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include <liburing.h>
 
 #include "fio.h"
 #include "optgroup.h"
 
 #include "ernic/ernic.h"
+#include "ernic_cmd.h"
 
 #define ERNIC_DEFAULT_BACKEND "nvmeof:size=1G,bs=4096,queues=4"
 #define ERNIC_NSID 1
@@ -47,6 +66,8 @@
  * microseconds of spinning).
  */
 #define ERNIC_SPINS_BEFORE_YIELD 256
+/* Device mode: passthrough commands one job keeps in flight, at most (see ernic_dev_setup). */
+#define ERNIC_DEV_MAX_INFLIGHT 32
 /* Empty polls between clock reads when a getevents timeout is set. */
 #define ERNIC_SPINS_PER_CLOCK 256
 
@@ -57,6 +78,18 @@ struct ernic_options {
 	char *stats;
 	unsigned int host_checks;
 	unsigned int stage_sample;
+	unsigned int passthru;
+	unsigned int fixedbufs;
+	unsigned int split;
+	unsigned int fua;
+	unsigned int nsid;
+	char *opcode;
+	unsigned long long size;
+};
+
+enum ernic_passthru {
+	ERNIC_PASSTHRU_URING,
+	ERNIC_PASSTHRU_IOCTL,
 };
 
 static struct fio_option options[] = {
@@ -115,6 +148,84 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
+		.name	= "ernic_passthru",
+		.lname	= "ernic passthrough interface",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct ernic_options, passthru),
+		.def	= "uring",
+		.help	= "Device mode (filename=/dev/ngXnY): how commands reach the kernel",
+		.posval = {
+			{ .ival = "uring", .oval = ERNIC_PASSTHRU_URING,
+			  .help = "io_uring IORING_OP_URING_CMD, NVME_URING_CMD_IO (falls back to ioctl without it)" },
+			{ .ival = "ioctl", .oval = ERNIC_PASSTHRU_IOCTL,
+			  .help = "NVME_IOCTL_IO64_CMD, one blocking ioctl per command" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ernic_fixedbufs",
+		.lname	= "ernic fixed buffers",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct ernic_options, fixedbufs),
+		.def	= "0",
+		.help	= "Device mode with ernic_passthru=uring: register the I/O buffers with the ring (IORING_URING_CMD_FIXED)",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ernic_split",
+		.lname	= "ernic split at MDTS",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct ernic_options, split),
+		.def	= "1",
+		.help	= "Split an I/O larger than MDTS into several commands (0: send it as one and let it be refused)",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ernic_fua",
+		.lname	= "ernic force unit access",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct ernic_options, fua),
+		.def	= "0",
+		.help	= "Set FUA (CDW12 bit 30) on every Write",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ernic_nsid",
+		.lname	= "ernic namespace id",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct ernic_options, nsid),
+		.minval	= 0,
+		.def	= "0",
+		.help	= "NSID to put in every I/O command (0: the namespace's own; another one tests Invalid Namespace)",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ernic_opcode",
+		.lname	= "ernic opcode",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, opcode),
+		.help	= "Opcode (0..0xff) sent for every read and write instead of Read/Write, e.g. 0x08 Write "
+			  "Zeroes; an opcode whose bits 1:0 are 00 carries no data",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "ernic_size",
+		.lname	= "ernic namespace size for fio",
+		.type	= FIO_OPT_STR_VAL,
+		.off1	= offsetof(struct ernic_options, size),
+		.def	= "0",
+		.help	= "Size fio is told the namespace has (0: what Identify Namespace says); a larger one lets "
+			  "offset= reach LBAs past the end",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
 		.name	= NULL,
 	},
 };
@@ -128,10 +239,29 @@ struct ernic_queue {
 	pthread_mutex_t lock; /* only taken when more than one job drives this qpair */
 } __attribute__((aligned(64)));
 
-/* The target and host controller every job of the run shares. */
+/* The first failed command of a run, exactly as it ended. */
+struct ernic_first_error {
+	bool set;
+	uint8_t opc;
+	struct ernic_cmd_status st;
+};
+
+/* Failed commands by how they ended: NVMe status (SCT << 8 | SC), or an errno without one. */
+struct ernic_errors {
+	uint64_t status[NVME_STATUS_COUNT];
+	uint64_t dnr;
+	uint64_t no_status; /* the kernel or the host refused the command before any controller saw it */
+	struct ernic_first_error first;
+};
+
+/*
+ * What every job of the run shares: in process, the target and host
+ * controller; in device mode only the counters and the stats file.
+ */
 static struct {
 	pthread_mutex_t lock;
 	unsigned int refs;
+	bool device;
 	char *backend;
 	struct ernic_backend_cfg cfg;
 	struct ernic_target *tgt;
@@ -141,10 +271,16 @@ static struct {
 	uint32_t nr_queues;
 	uint32_t lba_shift;
 	uint64_t ns_size;
-	uint32_t max_xfer; /* from the MDTS Identify Controller reports, as a host knows it */
+	uint32_t max_xfer; /* per command: Identify MDTS, and in device mode the kernel's max_hw_sectors */
 	char *stats_path;
 	uint32_t stage_sample; /* the first job's ernic_stage_sample, for every queue */
 	uint64_t ios, capsules, split_ios;
+	/* device mode: what the first job found */
+	char dev_path[64];
+	const char *passthru;
+	bool fixedbufs;
+	uint32_t nsid;
+	struct ernic_errors errors;
 } ernic_run = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -156,24 +292,43 @@ struct ernic_io {
 	struct io_u *io_u;
 	struct ernic_job *job;
 	uint8_t opc;
+	bool data;	  /* the opcode moves data (bits 1:0 not 00) */
 	uint8_t *buf;	  /* next byte to send */
 	uint64_t off;	  /* its namespace offset */
-	uint64_t left;	  /* bytes not yet in a capsule */
-	uint32_t inflight; /* capsules posted, not completed */
+	uint64_t left;	  /* bytes not yet in a command */
+	uint32_t inflight; /* commands posted, not completed */
 	int error;	  /* first errno seen */
 	struct nvme_dsm_range range; /* trim: the DSM payload, registered like data */
 };
 
+/* Device mode: the namespace's generic character device and how commands reach it. */
+struct ernic_dev {
+	int fd;
+	bool uring;
+	bool fixed;
+	bool ring_up;
+	struct io_uring ring;
+	unsigned int cmds_inflight, cmds_max;
+	unsigned int unsubmitted;
+	struct iovec *iovecs; /* fixed buffers, by io_u index */
+	unsigned int nr_iovecs;
+};
+
 /* Per job state. */
 struct ernic_job {
+	bool device;
 	struct ernic_queue *q;
 	bool shared;
 	uint16_t qid;
+	uint32_t nsid;
 	uint32_t lba_shift;
-	uint32_t max_xfer;
 	uint64_t bs_mask;
+	uint32_t max_xfer; /* bytes per command: MDTS, or UINT32_MAX with splitting off */
 	bool host_checks;
+	bool fua;
+	int opcode; /* ernic_opcode, or -1 */
 	unsigned int ring_mask; /* rings hold a power of two > iodepth entries */
+	struct ernic_dev dev;
 
 	/*
 	 * io_us from queue() to full submission, in order: [sq_head, sq_commit)
@@ -192,6 +347,7 @@ struct ernic_job {
 
 	unsigned int inflight_ios;
 	uint64_t ios, capsules, split_ios;
+	struct ernic_errors *errors;
 	struct ernic_host_cpl cpls[ERNIC_POLL_BATCH];
 };
 
@@ -216,25 +372,6 @@ static const char *ernic_backend_str(struct thread_data *td)
 		return o->backend;
 	env = getenv("ERNIC_BACKEND");
 	return env && *env ? env : ERNIC_DEFAULT_BACKEND;
-}
-
-/*
- * errno for an NVMe status: a request the namespace cannot take as sent (a
- * field, the SGL length, an LBA range) is EINVAL, a namespace that is not
- * there ENXIO, anything else an I/O error.
- */
-static int ernic_status_errno(uint16_t status)
-{
-	switch (NVME_CQE_STATUS(status)) {
-	case NVME_SC_INVALID_FIELD:
-	case NVME_SC_SGL_INVALID_DATA_LEN:
-	case NVME_SC_LBA_RANGE:
-		return EINVAL;
-	case NVME_SC_INVALID_NS:
-		return ENXIO;
-	default:
-		return EIO;
-	}
 }
 
 /* Identify Namespace: the block size and size the host will address. */
@@ -276,6 +413,210 @@ static int ernic_identify_ns(char *err, size_t errlen)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ device mode: init */
+
+/* What Identify tells the engine about a namespace behind /dev/ngXnY. */
+struct ernic_dev_info {
+	char ng[64], ctrl[64];
+	uint32_t nsid;
+	uint32_t lba_shift;
+	uint64_t size;
+	uint32_t mdts_bytes;
+};
+
+/* One admin command through the controller's passthrough ioctl; the completion's status, or -errno. */
+static int ernic_dev_admin(int fd, uint8_t opc, uint32_t nsid, uint32_t cdw10, void *buf, uint32_t len)
+{
+	struct nvme_passthru_cmd64 cmd;
+	struct nvme_sqe sqe;
+	int rc;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = opc;
+	sqe.nsid = nsid;
+	sqe.cdw10 = cdw10;
+	ernic_cmd_ioctl(&sqe, buf, len, &cmd);
+	rc = ioctl(fd, NVME_IOCTL_ADMIN64_CMD, &cmd);
+	return rc < 0 ? -errno : (int)NVME_CQE_STATUS((unsigned int)rc);
+}
+
+/*
+ * The host's own transfer limit: the block device's max_hw_sectors_kb, which
+ * passthrough honours too (the kernel refuses a larger command with EINVAL).
+ */
+static uint64_t ernic_dev_host_max(const char *ng)
+{
+	char path[128];
+	unsigned long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/nvme%s/queue/max_hw_sectors_kb", ng + strlen("/dev/ng"));
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &kb) != 1)
+		kb = 0;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/*
+ * Identify Controller (MDTS) and Identify Namespace (LBA format, size)
+ * through the admin passthrough ioctl of /dev/nvmeX; where that node is not
+ * the namespace's controller (multipath numbering), through the namespace's
+ * own node, which the kernel routes to its controller. MDTS is in units of
+ * CAP.MPSMIN, which Linux hosts and both lane targets set to 4 KiB.
+ */
+static int ernic_dev_identify(const char *filename, struct ernic_dev_info *info, char *err, size_t errlen)
+{
+	struct nvme_id_ctrl *idc = NULL;
+	struct nvme_id_ns *idn = NULL;
+	int nfd = -1, cfd = -1, rc, nsid;
+	uint32_t lbads;
+
+	memset(info, 0, sizeof(*info));
+	if (ernic_dev_names(filename, info->ng, sizeof(info->ng), info->ctrl, sizeof(info->ctrl))) {
+		snprintf(err, errlen, "filename=%s: not an NVMe namespace (/dev/ngXnY or /dev/nvmeXnY)", filename);
+		return -EINVAL;
+	}
+	nfd = open(info->ng, O_RDONLY);
+	if (nfd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "filename=%s: cannot open %s: %s", filename, info->ng, strerror(-rc));
+		return rc;
+	}
+	nsid = ioctl(nfd, NVME_IOCTL_ID);
+	if (nsid <= 0) {
+		rc = nsid < 0 ? -errno : -ENXIO;
+		snprintf(err, errlen, "%s: NVME_IOCTL_ID: %s", info->ng, strerror(-rc));
+		goto out;
+	}
+	info->nsid = (uint32_t)nsid;
+	if (posix_memalign((void **)&idc, ERNIC_PAGE_SIZE, sizeof(*idc)) ||
+	    posix_memalign((void **)&idn, ERNIC_PAGE_SIZE, sizeof(*idn))) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	memset(idc, 0, sizeof(*idc));
+	memset(idn, 0, sizeof(*idn));
+	cfd = open(info->ctrl, O_RDONLY);
+	rc = cfd < 0 ? -ENODEV : ernic_dev_admin(cfd, NVME_ADMIN_IDENTIFY, 0, NVME_ID_CNS_CTRL, idc, sizeof(*idc));
+	if (rc)
+		rc = ernic_dev_admin(nfd, NVME_ADMIN_IDENTIFY, 0, NVME_ID_CNS_CTRL, idc, sizeof(*idc));
+	if (rc) {
+		snprintf(err, errlen, "%s: Identify Controller failed: %s", info->ctrl,
+			 rc < 0 ? strerror(-rc) : "the controller returned an error status");
+		rc = rc < 0 ? rc : -EIO;
+		goto out;
+	}
+	rc = ernic_dev_admin(cfd >= 0 ? cfd : nfd, NVME_ADMIN_IDENTIFY, info->nsid, NVME_ID_CNS_NS, idn, sizeof(*idn));
+	if (rc && cfd >= 0)
+		rc = ernic_dev_admin(nfd, NVME_ADMIN_IDENTIFY, info->nsid, NVME_ID_CNS_NS, idn, sizeof(*idn));
+	if (rc) {
+		snprintf(err, errlen, "%s: Identify Namespace %u failed: %s", info->ng, info->nsid,
+			 rc < 0 ? strerror(-rc) : "the controller returned an error status");
+		rc = rc < 0 ? rc : -EIO;
+		goto out;
+	}
+	lbads = idn->lbaf[idn->flbas & 0xF].lbads;
+	if (lbads < 9 || lbads > 16 || !idn->nsze) {
+		snprintf(err, errlen, "%s: Identify Namespace %u: unusable nsze %" PRIu64 " lbads %" PRIu32, info->ng,
+			 info->nsid, (uint64_t)idn->nsze, lbads);
+		rc = -EINVAL;
+		goto out;
+	}
+	info->lba_shift = lbads;
+	info->size = idn->nsze << lbads;
+	info->mdts_bytes = ernic_dev_max_xfer(idc->mdts, ERNIC_PAGE_SIZE, ernic_dev_host_max(info->ng));
+	rc = 0;
+out:
+	free(idc);
+	free(idn);
+	if (cfd >= 0)
+		close(cfd);
+	close(nfd);
+	return rc;
+}
+
+/* The job's file: a device-mode path, or the in-process label. */
+static bool ernic_is_device(struct thread_data *td)
+{
+	char ng[64], ctrl[64];
+
+	return td->o.nr_files && td->files && td->files[0] &&
+	       !ernic_dev_names(td->files[0]->file_name, ng, sizeof(ng), ctrl, sizeof(ctrl));
+}
+
+static void ernic_dev_close(struct ernic_dev *dev)
+{
+	if (dev->ring_up)
+		io_uring_queue_exit(&dev->ring);
+	dev->ring_up = false;
+	if (dev->fd >= 0)
+		close(dev->fd);
+	dev->fd = -1;
+	free(dev->iovecs);
+	dev->iovecs = NULL;
+}
+
+/*
+ * Open the namespace's ng node and, for ernic_passthru=uring, a ring with
+ * 128-byte SQEs and 32-byte CQEs (what IORING_OP_URING_CMD carries an NVMe
+ * command in). A kernel without io_uring passthrough fails the ring's setup:
+ * the job falls back to the ioctl then, and says so.
+ */
+static int ernic_dev_setup(struct thread_data *td, struct ernic_job *job, const struct ernic_dev_info *info)
+{
+	struct ernic_options *o = td->eo;
+	struct ernic_dev *dev = &job->dev;
+	unsigned int per_io, entries = 1;
+	int rc;
+
+	dev->fd = open(info->ng, O_RDWR);
+	if (dev->fd < 0) {
+		rc = -errno;
+		log_err("ernic: filename=%s: cannot open %s: %s\n", td->files[0]->file_name, info->ng, strerror(-rc));
+		return rc;
+	}
+	dev->uring = o->passthru == ERNIC_PASSTHRU_URING;
+	dev->fixed = dev->uring && o->fixedbufs;
+	if (!dev->uring) {
+		if (o->fixedbufs)
+			log_info("ernic: %s: ernic_fixedbufs=1 needs ernic_passthru=uring; ignored\n", td->o.name);
+		return 0;
+	}
+	per_io = (unsigned int)((td_max_bs(td) + job->max_xfer - 1) / job->max_xfer);
+	while (entries < td->o.iodepth * (per_io ? per_io : 1) && entries < 4096)
+		entries <<= 1;
+	/*
+	 * Commands in flight per job, at most: past the host queue's tags the
+	 * kernel punts a passthrough command to io-wq, and on the lane's 6.1
+	 * kernel split 1 MiB reads at queue depth 16 from 4 jobs came back
+	 * EFAULT that way. 32 per job keeps 4 jobs within one 128-entry queue.
+	 */
+	dev->cmds_max = entries < ERNIC_DEV_MAX_INFLIGHT ? entries : ERNIC_DEV_MAX_INFLIGHT;
+	if (dev->cmds_max < td->o.iodepth)
+		dev->cmds_max = td->o.iodepth;
+	rc = io_uring_queue_init(entries, &dev->ring, IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
+	if (rc) {
+		log_info("ernic: %s: io_uring with 128-byte SQEs is not available here (%s): "
+			 "using NVME_IOCTL_IO64_CMD\n", td->o.name, strerror(-rc));
+		dev->uring = dev->fixed = false;
+		return 0;
+	}
+	dev->ring_up = true;
+	if (dev->fixed) {
+		dev->nr_iovecs = td->o.iodepth;
+		dev->iovecs = calloc(dev->nr_iovecs, sizeof(*dev->iovecs));
+		if (!dev->iovecs)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ in-process mode: the shared target */
+
 static void ernic_run_teardown(void)
 {
 	if (ernic_run.hc)
@@ -299,6 +640,11 @@ static void ernic_run_teardown(void)
 	ernic_run.nr_queues = 0;
 	ernic_run.stage_sample = 0;
 	ernic_run.ios = ernic_run.capsules = ernic_run.split_ios = 0;
+	ernic_run.device = false;
+	/*
+	 * ernic_run.errors stays: stonewalled jobs bring the run up and down
+	 * in turn, and the stats file written last must hold every failure.
+	 */
 }
 
 /* Bring up the target and connect the host. Called with ernic_run.lock held. */
@@ -387,11 +733,27 @@ fail:
 /* Namespace size for fio's file size. Runs in the parent, before init. */
 static int fio_ernic_get_file_size(struct thread_data *td, struct fio_file *f)
 {
+	struct ernic_options *o = td->eo;
 	struct ernic_backend_cfg cfg;
+	struct ernic_dev_info info;
 	char err[ERNIC_ERRLEN];
 
 	if (fio_file_size_known(f))
 		return 0;
+	if (o->size) {
+		f->real_file_size = o->size;
+		fio_file_set_size_known(f);
+		return 0;
+	}
+	if (ernic_is_device(td)) {
+		/* The same failure is reported by init, with the job's name: here only the size matters. */
+		if (ernic_dev_identify(f->file_name, &info, err, sizeof(err)))
+			f->real_file_size = td->o.size ? td->o.size : ERNIC_PAGE_SIZE;
+		else
+			f->real_file_size = info.size;
+		fio_file_set_size_known(f);
+		return 0;
+	}
 	/*
 	 * A bad backend string is reported once, by init; here it only
 	 * leaves the size at fio's size= so setup gets that far.
@@ -410,54 +772,84 @@ static void ernic_job_free(struct ernic_job *job)
 {
 	if (!job)
 		return;
+	ernic_dev_close(&job->dev);
 	free(job->sq);
 	free(job->done);
 	free(job->events);
+	free(job->errors);
 	free(job);
 }
 
-static int fio_ernic_init(struct thread_data *td)
+/* Device mode: Identify, open, and join the run's counters. */
+static int ernic_dev_init(struct thread_data *td, struct ernic_job *job)
 {
 	struct ernic_options *o = td->eo;
-	struct ernic_job *job;
+	struct ernic_dev_info info;
+	char err[ERNIC_ERRLEN];
+	int rc;
+
+	rc = ernic_dev_identify(td->files[0]->file_name, &info, err, sizeof(err));
+	if (rc) {
+		log_err("ernic: %s\n", err);
+		return rc;
+	}
+	job->nsid = o->nsid ? o->nsid : info.nsid;
+	job->lba_shift = info.lba_shift;
+	job->max_xfer = o->split ? info.mdts_bytes : UINT32_MAX;
+	rc = ernic_dev_setup(td, job, &info);
+	if (rc)
+		return rc;
+
+	pthread_mutex_lock(&ernic_run.lock);
+	if (ernic_run.refs && !ernic_run.device) {
+		pthread_mutex_unlock(&ernic_run.lock);
+		log_err("ernic: job %s: filename=%s is a device, but this run's other jobs use the in-process "
+			"target; run them separately\n", td->o.name, td->files[0]->file_name);
+		return -EINVAL;
+	}
+	if (ernic_run.refs++ == 0) {
+		ernic_run.device = true;
+		snprintf(ernic_run.dev_path, sizeof(ernic_run.dev_path), "%s", info.ng);
+		ernic_run.passthru = job->dev.uring ? "uring" : "ioctl";
+		ernic_run.fixedbufs = job->dev.fixed;
+		ernic_run.nsid = job->nsid;
+		ernic_run.lba_shift = info.lba_shift;
+		ernic_run.max_xfer = info.mdts_bytes;
+		ernic_run.ns_size = info.size;
+	}
+	if (o->stats && *o->stats && !ernic_run.stats_path)
+		ernic_run.stats_path = strdup(o->stats);
+	pthread_mutex_unlock(&ernic_run.lock);
+	return 0;
+}
+
+/* In-process mode: bring up (or join) the run's target and pick this job's qpair. */
+static int ernic_inproc_init(struct thread_data *td, struct ernic_job *job)
+{
+	struct ernic_options *o = td->eo;
 	uint32_t q;
 	int rc = 0;
 
 	if (!td->o.use_thread) {
 		log_err("ernic: thread=1 is required: all jobs share one emulated target and host "
 			"controller in this process\n");
-		return 1;
+		return -EINVAL;
 	}
-
-	job = calloc(1, sizeof(*job));
-	if (job) {
-		unsigned int entries = 2;
-
-		while (entries <= td->o.iodepth)
-			entries <<= 1;
-		job->ring_mask = entries - 1;
-		job->sq = calloc(entries, sizeof(*job->sq));
-		job->done = calloc(entries, sizeof(*job->done));
-		job->events = calloc(entries, sizeof(*job->events));
-	}
-	if (!job || !job->sq || !job->done || !job->events) {
-		log_err("ernic: out of memory\n");
-		ernic_job_free(job);
-		return 1;
-	}
-
 	pthread_mutex_lock(&ernic_run.lock);
-	if (ernic_run.refs == 0)
+	if (ernic_run.refs && ernic_run.device) {
+		log_err("ernic: job %s: filename=%s is the in-process target, but this run's other jobs use a "
+			"device; run them separately\n", td->o.name, td->files[0]->file_name);
+		rc = -EINVAL;
+	} else if (ernic_run.refs == 0) {
 		rc = ernic_run_setup(td);
-	else if (strcmp(ernic_backend_str(td), ernic_run.backend) != 0) {
+	} else if (strcmp(ernic_backend_str(td), ernic_run.backend) != 0) {
 		log_err("ernic: job %s asks for backend '%s' but the run's target is '%s'; all jobs share one\n",
 			td->o.name, ernic_backend_str(td), ernic_run.backend);
 		rc = -EINVAL;
 	}
 	if (rc) {
 		pthread_mutex_unlock(&ernic_run.lock);
-		ernic_job_free(job);
-		return 1;
+		return rc;
 	}
 	ernic_run.refs++;
 	if (o->stats && *o->stats && !ernic_run.stats_path)
@@ -476,18 +868,94 @@ static int fio_ernic_init(struct thread_data *td)
 	job->q = &ernic_run.queues[q];
 	job->qid = (uint16_t)(q + 1);
 	job->shared = q + ernic_run.nr_queues < thread_number;
+	job->nsid = o->nsid ? o->nsid : ERNIC_NSID;
 	job->lba_shift = ernic_run.lba_shift;
-	job->max_xfer = ernic_run.max_xfer;
-	job->bs_mask = (1ull << ernic_run.lba_shift) - 1;
-	job->host_checks = o->host_checks;
+	job->max_xfer = o->split ? ernic_run.max_xfer : UINT32_MAX;
 	pthread_mutex_unlock(&ernic_run.lock);
+	return 0;
+}
 
+static int fio_ernic_init(struct thread_data *td)
+{
+	struct ernic_options *o = td->eo;
+	struct ernic_job *job;
+	int rc;
+
+	job = calloc(1, sizeof(*job));
+	if (job) {
+		unsigned int entries = 2;
+
+		job->dev.fd = -1;
+		while (entries <= td->o.iodepth)
+			entries <<= 1;
+		job->ring_mask = entries - 1;
+		job->sq = calloc(entries, sizeof(*job->sq));
+		job->done = calloc(entries, sizeof(*job->done));
+		job->events = calloc(entries, sizeof(*job->events));
+		job->errors = calloc(1, sizeof(*job->errors));
+	}
+	if (!job || !job->sq || !job->done || !job->events || !job->errors) {
+		log_err("ernic: out of memory\n");
+		ernic_job_free(job);
+		return 1;
+	}
+	job->opcode = -1;
+	if (o->opcode && *o->opcode) {
+		job->opcode = ernic_parse_opcode(o->opcode);
+		if (job->opcode < 0) {
+			log_err("ernic: ernic_opcode=%s: not an opcode (0..255, decimal or 0x hex)\n", o->opcode);
+			ernic_job_free(job);
+			return 1;
+		}
+	}
+	job->host_checks = o->host_checks;
+	job->fua = o->fua;
+	job->device = ernic_is_device(td);
+	if (!job->device && td->o.nr_files && !strncmp(td->files[0]->file_name, "/dev/", 5)) {
+		log_err("ernic: filename=%s: not an NVMe namespace (/dev/ngXnY or /dev/nvmeXnY)\n",
+			td->files[0]->file_name);
+		ernic_job_free(job);
+		return 1;
+	}
+	rc = job->device ? ernic_dev_init(td, job) : ernic_inproc_init(td, job);
+	if (rc) {
+		ernic_job_free(job);
+		return 1;
+	}
+	job->bs_mask = (1ull << job->lba_shift) - 1;
 	td->io_ops_data = job;
+	return 0;
+}
+
+/* Fixed buffers: every io_u's buffer registered with the ring, by io_u index. */
+static int fio_ernic_post_init(struct thread_data *td)
+{
+	struct ernic_job *job = td->io_ops_data;
+	struct io_u *io_u;
+	unsigned int i;
+	int rc;
+
+	if (!job->device || !job->dev.fixed)
+		return 0;
+	/* After io_u_init: fio gives the io_us their buffers only then. */
+	io_u_qiter(&td->io_u_all, io_u, i) {
+		if (io_u->index < job->dev.nr_iovecs) {
+			job->dev.iovecs[io_u->index].iov_base = io_u->buf;
+			job->dev.iovecs[io_u->index].iov_len = td_max_bs(td);
+		}
+	}
+	rc = io_uring_register_buffers(&job->dev.ring, job->dev.iovecs, job->dev.nr_iovecs);
+	if (rc) {
+		log_err("ernic: %s: ernic_fixedbufs=1: registering %u buffers failed: %s\n", td->o.name,
+			job->dev.nr_iovecs, strerror(-rc));
+		return 1;
+	}
 	return 0;
 }
 
 static int fio_ernic_io_u_init(struct thread_data *td, struct io_u *io_u)
 {
+	struct ernic_job *job = td->io_ops_data;
 	struct ernic_io *io;
 
 	/* Aligned: the DSM range inside is registered as a data buffer. */
@@ -495,7 +963,7 @@ static int fio_ernic_io_u_init(struct thread_data *td, struct io_u *io_u)
 		return 1;
 	memset(io, 0, sizeof(*io));
 	io->io_u = io_u;
-	io->job = td->io_ops_data;
+	io->job = job;
 	io_u->engine_data = io;
 	return 0;
 }
@@ -506,7 +974,7 @@ static void fio_ernic_io_u_free(struct thread_data fio_unused *td, struct io_u *
 	io_u->engine_data = NULL;
 }
 
-/* The file is a label; the namespace is open while the run's target lives. */
+/* In process the file is a label; in device mode init opened the namespace. */
 static int fio_ernic_open_file(struct thread_data fio_unused *td, struct fio_file fio_unused *f)
 {
 	return 0;
@@ -526,10 +994,10 @@ static enum fio_q_status fio_ernic_queue(struct thread_data *td, struct io_u *io
 
 	switch (io_u->ddir) {
 	case DDIR_READ:
-		io->opc = NVME_CMD_READ;
+		io->opc = job->opcode >= 0 ? (uint8_t)job->opcode : NVME_CMD_READ;
 		break;
 	case DDIR_WRITE:
-		io->opc = NVME_CMD_WRITE;
+		io->opc = job->opcode >= 0 ? (uint8_t)job->opcode : NVME_CMD_WRITE;
 		break;
 	case DDIR_TRIM:
 		io->opc = NVME_CMD_DSM;
@@ -542,8 +1010,10 @@ static enum fio_q_status fio_ernic_queue(struct thread_data *td, struct io_u *io
 		io_u->error = EINVAL;
 		return FIO_Q_COMPLETED;
 	}
+	/* Base 4.2 Figure 88: opcode bits 1:0 give the data direction. */
+	io->data = (io->opc & 3) != NVME_DATA_NONE && io->opc != NVME_CMD_DSM;
 
-	/* The block layer refuses what the namespace cannot address, before any capsule. */
+	/* The block layer refuses what the namespace cannot address, before any command. */
 	if (io->opc != NVME_CMD_FLUSH && job->host_checks &&
 	    ((io_u->offset | io_u->xfer_buflen) & job->bs_mask)) {
 		io_u->error = EINVAL;
@@ -573,6 +1043,29 @@ static inline void ernic_io_done(struct ernic_io *io)
 	owner->inflight_ios--;
 }
 
+/* One command of @io ended: count a failure by its exact status, keep the io_u's first errno. */
+static inline void ernic_cmd_end(struct ernic_io *io, uint8_t opc, struct ernic_cmd_status st)
+{
+	struct ernic_errors *e;
+
+	if (__builtin_expect(!st.err && !st.status, 1))
+		return;
+	e = io->job->errors;
+	if (st.nvme) {
+		e->status[st.status]++;
+		e->dnr += st.dnr;
+	} else {
+		e->no_status++;
+	}
+	if (!e->first.set) {
+		e->first.set = true;
+		e->first.opc = opc;
+		e->first.st = st;
+	}
+	if (!io->error)
+		io->error = st.err ? st.err : EIO;
+}
+
 /*
  * NLB for @len bytes, rounded up: with host checks off a short transfer
  * still names a whole block, and the controller sees the SGL length differ.
@@ -583,73 +1076,125 @@ static inline uint32_t ernic_nlb(const struct ernic_job *job, uint64_t len)
 }
 
 /*
- * Post the capsules of @io that fit in the qpair. Returns false when the
- * qpair filled up first; the rest goes out once completions free slots.
+ * Send one command the way the job's mode does. Returns 0 once it is in
+ * flight, 1 when it already ended (the ioctl is synchronous; a refusal
+ * before sending), -EBUSY when the queue is full.
+ */
+static inline int ernic_send(struct ernic_job *job, struct ernic_io *io, const struct nvme_sqe *sqe, void *buf,
+			     uint32_t len)
+{
+	struct ernic_cmd_status st = { 0 };
+	int rc;
+
+	if (!job->device) {
+		rc = ernic_host_submit(job->q->qp, sqe, buf, len, io);
+		if (__builtin_expect(rc == 0, 1) || rc == -EBUSY)
+			return rc;
+		st.err = -rc;
+		ernic_cmd_end(io, sqe->opc, st);
+		return 1;
+	}
+	if (job->dev.uring) {
+		struct io_uring_sqe *s;
+
+		if (job->dev.cmds_inflight == job->dev.cmds_max)
+			return -EBUSY;
+		s = io_uring_get_sqe(&job->dev.ring);
+		if (!s)
+			return -EBUSY;
+		memset(s, 0, 2 * sizeof(*s)); /* SQE128: the command spills into the second half */
+		s->opcode = IORING_OP_URING_CMD;
+		s->fd = job->dev.fd;
+		s->cmd_op = NVME_URING_CMD_IO;
+		if (job->dev.fixed && buf != &io->range) {
+			s->uring_cmd_flags = IORING_URING_CMD_FIXED;
+			s->buf_index = (uint16_t)io->io_u->index;
+		}
+		ernic_cmd_uring(sqe, buf, len, (struct nvme_uring_cmd *)s->cmd);
+		io_uring_sqe_set_data(s, io);
+		job->dev.cmds_inflight++;
+		job->dev.unsubmitted++;
+		return 0;
+	}
+	{
+		struct nvme_passthru_cmd64 pc;
+
+		ernic_cmd_ioctl(sqe, buf, len, &pc);
+		rc = ioctl(job->dev.fd, NVME_IOCTL_IO64_CMD, &pc);
+		ernic_cmd_end(io, sqe->opc, ernic_cmd_passthru_status(rc < 0 ? -errno : rc));
+		return 1;
+	}
+}
+
+/*
+ * Post the commands of @io that fit in the queue. Returns false when the
+ * queue filled up first; the rest goes out once completions free slots.
  */
 static bool ernic_io_submit(struct ernic_job *job, struct ernic_io *io)
 {
-	struct ernic_host_qpair *qp = job->q->qp;
+	struct ernic_cmd cmd = { .opc = io->opc, .nsid = job->nsid };
 	struct nvme_sqe sqe;
 	uint32_t len;
 	int rc;
 
 	if (io->opc == NVME_CMD_FLUSH || io->opc == NVME_CMD_DSM) {
-		memset(&sqe, 0, sizeof(sqe));
-		sqe.opc = io->opc;
-		sqe.nsid = ERNIC_NSID;
 		if (io->opc == NVME_CMD_DSM) {
 			io->range.cattr = 0;
 			io->range.nlb = ernic_nlb(job, io->left);
 			io->range.slba = io->off >> job->lba_shift;
-			sqe.cdw10 = 0; /* NR: one range, 0's based */
-			sqe.cdw11 = NVME_DSM_ATTR_DEALLOCATE;
-			rc = ernic_host_submit(qp, &sqe, &io->range, sizeof(io->range), io);
-		} else {
-			rc = ernic_host_submit(qp, &sqe, NULL, 0, io);
+			cmd.dsm = true;
 		}
+		ernic_cmd_sqe(&cmd, &sqe);
+		rc = cmd.dsm ? ernic_send(job, io, &sqe, &io->range, sizeof(io->range)) :
+			       ernic_send(job, io, &sqe, NULL, 0);
 		if (rc == -EBUSY)
 			return false;
 		io->left = 0;
-		if (rc) {
-			io->error = -rc;
-			ernic_io_done(io);
-			return true;
-		}
-		io->inflight = 1;
 		job->capsules++;
+		if (rc == 0)
+			io->inflight = 1;
+		else
+			ernic_io_done(io);
 		return true;
 	}
 
+	cmd.fua = job->fua && io->opc == NVME_CMD_WRITE;
 	while (io->left) {
 		len = io->left < job->max_xfer ? (uint32_t)io->left : job->max_xfer;
-		ernic_host_rw_sqe(&sqe, io->opc, ERNIC_NSID, io->off >> job->lba_shift, ernic_nlb(job, len));
-		rc = ernic_host_submit(qp, &sqe, io->buf, len, io);
+		cmd.slba = io->off >> job->lba_shift;
+		cmd.nlb = ernic_nlb(job, len);
+		ernic_cmd_sqe(&cmd, &sqe);
+		rc = io->data ? ernic_send(job, io, &sqe, io->buf, len) : ernic_send(job, io, &sqe, NULL, 0);
 		if (rc == -EBUSY)
 			return false;
-		if (rc) {
-			if (!io->error)
-				io->error = -rc;
-			io->left = 0;
-			break;
-		}
-		io->inflight++;
 		io->left -= len;
 		io->off += len;
 		io->buf += len;
 		job->capsules++;
+		if (rc == 0)
+			io->inflight++;
+		else if (io->error)
+			io->left = 0; /* the rest of a failed io_u is not sent */
 	}
 	if (!io->inflight)
 		ernic_io_done(io);
 	return true;
 }
 
-/* Post whatever committed io_us are waiting, in order. */
+/* Post whatever committed io_us are waiting, in order; device mode rings the doorbell once. */
 static inline void ernic_submit_backlog(struct ernic_job *job)
 {
 	while (job->sq_head != job->sq_commit) {
 		if (!ernic_io_submit(job, job->sq[job->sq_head]))
-			return;
+			break;
 		job->sq_head = (job->sq_head + 1) & job->ring_mask;
+	}
+	if (job->dev.unsubmitted) {
+		int rc = io_uring_submit(&job->dev.ring);
+
+		if (rc > 0)
+			job->dev.unsubmitted -= (unsigned int)rc < job->dev.unsubmitted ? (unsigned int)rc :
+											  job->dev.unsubmitted;
 	}
 }
 
@@ -687,19 +1232,46 @@ static int fio_ernic_commit(struct thread_data *td)
 	return 0;
 }
 
-/* Reap completions, finish io_us, refill the qpair. Returns completions reaped. */
+/* One command's completion in process: the controller's status and DNR. */
+static inline void ernic_inproc_cpl(struct ernic_io *io, const struct ernic_host_cpl *cpl)
+{
+	if (cpl->status) {
+		struct ernic_cmd_status st = {
+			.status = cpl->status,
+			.dnr = cpl->dnr,
+			.nvme = true,
+			.err = ernic_status_errno(cpl->status),
+		};
+
+		ernic_cmd_end(io, io->opc, st);
+	}
+	if (--io->inflight == 0 && io->left == 0)
+		ernic_io_done(io);
+}
+
+/* Reap completions, finish io_us, refill the queue. Returns completions reaped. */
 static int ernic_reap(struct ernic_job *job)
 {
-	int n, i;
+	int n = 0, i;
 
-	n = ernic_host_poll(job->q->qp, job->cpls, ERNIC_POLL_BATCH);
-	for (i = 0; i < n; i++) {
-		struct ernic_io *io = job->cpls[i].ctx;
+	if (job->device) {
+		struct io_uring_cqe *cqe;
+		unsigned int head;
 
-		if (job->cpls[i].status && !io->error)
-			io->error = ernic_status_errno(job->cpls[i].status);
-		if (--io->inflight == 0 && io->left == 0)
-			ernic_io_done(io);
+		io_uring_for_each_cqe(&job->dev.ring, head, cqe) {
+			struct ernic_io *io = io_uring_cqe_get_data(cqe);
+
+			ernic_cmd_end(io, io->opc, ernic_cmd_passthru_status(cqe->res));
+			if (--io->inflight == 0 && io->left == 0)
+				ernic_io_done(io);
+			n++;
+		}
+		io_uring_cq_advance(&job->dev.ring, (unsigned int)n);
+		job->dev.cmds_inflight -= (unsigned int)n;
+	} else {
+		n = ernic_host_poll(job->q->qp, job->cpls, ERNIC_POLL_BATCH);
+		for (i = 0; i < n; i++)
+			ernic_inproc_cpl(job->cpls[i].ctx, &job->cpls[i]);
 	}
 	/*
 	 * Unconditionally: on a shared qpair another job's reap may have
@@ -714,12 +1286,45 @@ static inline unsigned int ernic_done_count(const struct ernic_job *job)
 	return (job->done_tail - job->done_head) & job->ring_mask;
 }
 
+/*
+ * Device mode with io_uring: sleep in the kernel until a completion arrives
+ * (or the timeout passes). Returns false on timeout.
+ */
+static bool ernic_dev_wait(struct ernic_job *job, const struct timespec *t)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts;
+	int rc;
+
+	if (!job->dev.cmds_inflight)
+		return false;
+	if (!t) {
+		rc = io_uring_wait_cqe(&job->dev.ring, &cqe);
+		return rc == 0 || rc == -EINTR;
+	}
+	ts.tv_sec = t->tv_sec;
+	ts.tv_nsec = t->tv_nsec;
+	rc = io_uring_wait_cqe_timeout(&job->dev.ring, &cqe, &ts);
+	return rc == 0 || rc == -EINTR;
+}
+
 static int fio_ernic_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 			       const struct timespec *t)
 {
 	struct ernic_job *job = td->io_ops_data;
 	struct timespec deadline, now;
 	unsigned int spins = 0, ready;
+
+	if (job->device) {
+		for (;;) {
+			if (job->dev.uring)
+				ernic_reap(job);
+			ready = ernic_done_count(job);
+			if (ready >= min || !job->dev.uring || !ernic_dev_wait(job, t))
+				break;
+		}
+		goto hand_over;
+	}
 
 	if (t) {
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -755,6 +1360,9 @@ static int fio_ernic_getevents(struct thread_data *td, unsigned int min, unsigne
 		}
 		ernic_lock(job);
 	}
+	ernic_unlock(job);
+hand_over:
+	ernic_lock(job);
 	if (ready > max)
 		ready = max;
 	for (unsigned int i = 0; i < ready; i++) {
@@ -789,34 +1397,87 @@ static void ernic_write_stages(FILE *f)
 	fputc('}', f);
 }
 
+/*
+ * ", \"nvme_status\": {...}": the failed commands by status (SCT << 8 | SC
+ * as 0x%04x), how many had DNR, how many ended without a status, and the
+ * first failure exactly.
+ */
+static void ernic_write_errors(FILE *f, const struct ernic_errors *e)
+{
+	const struct ernic_first_error *first = &e->first;
+	bool comma = false;
+
+	fputs(", \"nvme_status\": {\"failed\": {", f);
+	for (unsigned int st = 0; st < NVME_STATUS_COUNT; st++) {
+		if (!e->status[st])
+			continue;
+		fprintf(f, "%s\"0x%04x\": %" PRIu64, comma ? ", " : "", st, e->status[st]);
+		comma = true;
+	}
+	fprintf(f, "}, \"dnr\": %" PRIu64 ", \"no_status\": %" PRIu64 ", \"first\": ", e->dnr, e->no_status);
+	if (!first->set)
+		fputs("null", f);
+	else if (first->st.nvme)
+		fprintf(f,
+			"{\"opc\": \"0x%02x\", \"status\": \"0x%04x\", \"sct\": %u, \"sc\": \"0x%02x\", \"dnr\": %s, "
+			"\"errno\": %d}",
+			first->opc, first->st.status, NVME_STATUS_SCT(first->st.status),
+			NVME_STATUS_SC(first->st.status), first->st.dnr ? "true" : "false", first->st.err);
+	else
+		fprintf(f, "{\"opc\": \"0x%02x\", \"status\": null, \"errno\": %d}", first->opc, first->st.err);
+	fputc('}', f);
+}
+
 static int ernic_write_stats(const char *path)
 {
 	struct ernic_counters c;
-	char *buf;
+	char *buf = NULL;
 	FILE *f;
 	int n;
 
-	ernic_target_counters(ernic_run.tgt, &c);
-	buf = ernic_counters_json_alloc(&c);
-	if (!buf)
-		return -ENOMEM;
+	if (!ernic_run.device) {
+		ernic_target_counters(ernic_run.tgt, &c);
+		buf = ernic_counters_json_alloc(&c);
+		if (!buf)
+			return -ENOMEM;
+	}
 	f = fopen(path, "w");
 	if (!f) {
 		n = -errno;
 		free(buf);
 		return n;
 	}
-	fprintf(f,
-		"{\"backend\": \"%s\", \"io_queues\": %" PRIu32 ", \"mdts_bytes\": %u, \"ios\": %" PRIu64
-		", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64 ", \"target\": %s",
-		ernic_run.backend, ernic_run.nr_queues, ernic_run.max_xfer, ernic_run.ios, ernic_run.capsules,
-		ernic_run.split_ios, buf);
-	ernic_write_stages(f);
+	if (ernic_run.device)
+		fprintf(f,
+			"{\"mode\": \"device\", \"device\": \"%s\", \"passthru\": \"%s\", \"fixedbufs\": %s, "
+			"\"nsid\": %" PRIu32 ", \"lba_bytes\": %u, \"size_bytes\": %" PRIu64 ", \"mdts_bytes\": %" PRIu32,
+			ernic_run.dev_path, ernic_run.passthru, ernic_run.fixedbufs ? "true" : "false", ernic_run.nsid,
+			1u << ernic_run.lba_shift, ernic_run.ns_size, ernic_run.max_xfer);
+	else
+		fprintf(f, "{\"mode\": \"inproc\", \"backend\": \"%s\", \"io_queues\": %" PRIu32 ", \"mdts_bytes\": %u",
+			ernic_run.backend, ernic_run.nr_queues, ernic_run.max_xfer);
+	fprintf(f, ", \"ios\": %" PRIu64 ", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64, ernic_run.ios,
+		ernic_run.capsules, ernic_run.split_ios);
+	ernic_write_errors(f, &ernic_run.errors);
+	if (buf)
+		fprintf(f, ", \"target\": %s", buf);
+	if (!ernic_run.device)
+		ernic_write_stages(f);
 	fputs("}\n", f);
 	free(buf);
 	if (fclose(f))
 		return -errno;
 	return 0;
+}
+
+static void ernic_errors_add(struct ernic_errors *to, const struct ernic_errors *from)
+{
+	for (unsigned int st = 0; st < NVME_STATUS_COUNT; st++)
+		to->status[st] += from->status[st];
+	to->dnr += from->dnr;
+	to->no_status += from->no_status;
+	if (!to->first.set)
+		to->first = from->first;
 }
 
 static void fio_ernic_cleanup(struct thread_data *td)
@@ -844,7 +1505,13 @@ static void fio_ernic_cleanup(struct thread_data *td)
 	while (job->inflight_ios && time(NULL) < deadline) {
 		if (!ernic_reap(job)) {
 			ernic_unlock(job);
-			sched_yield();
+			if (job->device && job->dev.uring) {
+				struct timespec t = { .tv_sec = 1 };
+
+				ernic_dev_wait(job, &t);
+			} else {
+				sched_yield();
+			}
 			ernic_lock(job);
 		}
 	}
@@ -853,15 +1520,23 @@ static void fio_ernic_cleanup(struct thread_data *td)
 	job->done_head = job->done_tail;
 	ernic_unlock(job);
 
-	if (output_format & FIO_OUTPUT_NORMAL)
-		log_info("ernic: %s: qid %u: %" PRIu64 " ios in %" PRIu64 " capsules, %" PRIu64
-			 " split at MDTS %u KiB\n",
-			 td->o.name, job->qid, job->ios, job->capsules, job->split_ios, job->max_xfer / 1024);
+	if (output_format & FIO_OUTPUT_NORMAL) {
+		if (job->device)
+			log_info("ernic: %s: %s (%s): %" PRIu64 " ios in %" PRIu64 " commands, %" PRIu64
+				 " split at MDTS %u KiB\n",
+				 td->o.name, ernic_run.dev_path, job->dev.uring ? "io_uring" : "ioctl", job->ios,
+				 job->capsules, job->split_ios, job->max_xfer / 1024);
+		else
+			log_info("ernic: %s: qid %u: %" PRIu64 " ios in %" PRIu64 " capsules, %" PRIu64
+				 " split at MDTS %u KiB\n",
+				 td->o.name, job->qid, job->ios, job->capsules, job->split_ios, job->max_xfer / 1024);
+	}
 
 	pthread_mutex_lock(&ernic_run.lock);
 	ernic_run.ios += job->ios;
 	ernic_run.capsules += job->capsules;
 	ernic_run.split_ios += job->split_ios;
+	ernic_errors_add(&ernic_run.errors, job->errors);
 	if (--ernic_run.refs == 0) {
 		if (ernic_run.stats_path) {
 			int rc = ernic_write_stats(ernic_run.stats_path);
@@ -882,6 +1557,7 @@ struct ioengine_ops ioengine = {
 	.version		= FIO_IOOPS_VERSION,
 	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_MEMALIGN | FIO_ASYNCIO_SETS_ISSUE_TIME,
 	.init			= fio_ernic_init,
+	.post_init		= fio_ernic_post_init,
 	.io_u_init		= fio_ernic_io_u_init,
 	.io_u_free		= fio_ernic_io_u_free,
 	.get_file_size		= fio_ernic_get_file_size,

@@ -24,6 +24,7 @@ OUT=${LANE_OUT:-$ROOT/build/lane}
 CACHE=$OUT/cache
 ERNICD=${ERNICD:-$ROOT/build/ernicd}
 LOAD_TOOL=${LOAD_TOOL:-$ROOT/build/nvmf_tcp_load}
+ENGINE_SO=${ENGINE_SO:-$ROOT/build/ernic-fio.so} # the fio engine (the passthru phase and suites/run on /dev/ng0n1)
 RDMA_SGL_TOOL=${RDMA_SGL_TOOL:-$ROOT/build/nvmf_rdma_sgl} # the RDMA phase's keyed SGL cases, when built
 SUITES=$ROOT/suites
 META=linux-image-amd64
@@ -127,7 +128,7 @@ done
 # Shared libraries of the tools (ldd exits 1 on a static binary such as busybox-static: that is not an error).
 LIBS=""
 for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ) \
-	$( [ -x "$RDMA_SGL_TOOL" ] && echo "$RDMA_SGL_TOOL" ); do
+	$( [ -x "$RDMA_SGL_TOOL" ] && echo "$RDMA_SGL_TOOL" ) $( [ -f "$ENGINE_SO" ] && echo "$ENGINE_SO" ); do
 	out=$(ldd "$t" 2>/dev/null) || continue
 	for l in $(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
 		case " $LIBS " in *" $l "*) ;; *) LIBS="$LIBS $l" ;; esac
@@ -146,6 +147,7 @@ manifest() {
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
 	[ "$HAVE_LOAD_TOOL" = no ] || sha256sum "$LOAD_TOOL"
+	[ ! -f "$ENGINE_SO" ] || sha256sum "$ENGINE_SO"
 	[ ! -x "$RDMA_SGL_TOOL" ] || sha256sum "$RDMA_SGL_TOOL"
 	if [ -d "$SUITES" ]; then
 		(cd "$SUITES" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
@@ -199,6 +201,10 @@ fi
 if [ "$HAVE_LOAD_TOOL" = yes ]; then
 	put "$LOAD_TOOL" /usr/bin/nvmf_tcp_load
 	chmod 755 "$R/usr/bin/nvmf_tcp_load"
+fi
+if [ -f "$ENGINE_SO" ]; then
+	mkdir -p "$R/ernic/build"
+	cp "$ENGINE_SO" "$R/ernic/build/ernic-fio.so"
 fi
 [ -d "$SUITES" ] || die "no $SUITES: the lane runs its job files"
 cp -a "$SUITES" "$R/ernic/suites"

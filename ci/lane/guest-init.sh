@@ -941,6 +941,8 @@ fi
 case "$skip" in
 *,lad,*) log "lad phase skipped (ernic.skip)" ;;
 *) phase_lad ;;
+*,passthru,*) log "passthru phase skipped (ernic.skip)" ;;
+*) phase_passthru ;;
 esac
 PHASE=end
 log "all phases done"

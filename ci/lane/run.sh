@@ -10,7 +10,7 @@
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
@@ -54,9 +54,19 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma)(,(nvmet|ernicd|faults|lad|rdma))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru)(,(nvmet|ernicd|faults|lad|rdma|passthru))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma, passthru (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
+fi
+# The conformance suite's in-process column, on this machine (under TCG it takes minutes); the guest adds the
+# device columns (ci/lane/phase-passthru.sh).
+CONF=$OUT/conformance
+rm -rf "$CONF"
+CONF_OK=yes
+if [[ ,${LANE_SKIP:-}, != *,passthru,* ]]; then
+	echo "lane: conformance suite in process (suites/run conformance)"
+	ERNIC_COMMIT=$COMMIT "$ROOT/suites/run" conformance --runtime 1 --csv-dir "$CONF" --no-tables >"$OUT/conformance-inproc.log" 2>&1 ||
+		{ CONF_OK=no; tail -n 20 "$OUT/conformance-inproc.log"; }
 fi
 LOG=$OUT/console.log
 RES=$OUT/results
@@ -235,6 +245,25 @@ if printf '%s\n' "$ROWS" | grep -q '^rdma-'; then
 	cat "$RATIOS_RDMA"
 fi
 
+# Tables the guest printed whole (the passthru phase: conformance, passthru-perf), kept as build/lane/<name>.txt.
+awk '$0 == "ERNIC-LANE-TABLE-BEGIN conformance-status" { p = 1; next }
+	$0 == "ERNIC-LANE-TABLE-END conformance-status" { p = 0 } p' "$LOG" >"$OUT/conformance-lane.status.tsv"
+if [ -s "$CONF/conformance.status.tsv" ] || [ -s "$OUT/conformance-lane.status.tsv" ]; then
+	"$ROOT/suites/conformance/report" $( [ -s "$CONF/conformance.status.tsv" ] && echo "$CONF/conformance.status.tsv") \
+		$( [ -s "$OUT/conformance-lane.status.tsv" ] && echo "$OUT/conformance-lane.status.tsv") >"$OUT/conformance.txt" ||
+		CONF_OK=no
+fi
+for t in passthru-perf conformance; do
+	[ "$t" = conformance ] || awk -v t="$t" '$0 == "ERNIC-LANE-TABLE-BEGIN " t { p = 1; next } $0 == "ERNIC-LANE-TABLE-END " t { p = 0 } p' \
+		"$LOG" >"$OUT/$t.txt"
+	if [ -s "$OUT/$t.txt" ]; then
+		echo
+		echo "lane: $t (also in ${OUT#"$ROOT"/}/$t.txt)"
+		cat "$OUT/$t.txt"
+	fi
+done
+[ "$CONF_OK" = yes ] || echo "lane: FAIL: the conformance suite had unexpected results (${OUT#"$ROOT"/}/conformance.txt)"
+
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
 elapsed
@@ -244,6 +273,10 @@ if [ "$MARKS" -ne 1 ]; then
 fi
 if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
 	echo "lane: ${VERDICT#ERNIC-LANE: } (console: $LOG, results: $RES); nothing appended to ${CSV_DIR#"$ROOT"/}"
+	exit 1
+fi
+if [ "$CONF_OK" != yes ]; then
+	echo "lane: FAIL: conformance (in process or on a device) had unexpected results; nothing appended"
 	exit 1
 fi
 # No rows is a failure unless both phases that run the suites were skipped.

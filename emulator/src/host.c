@@ -261,6 +261,7 @@ int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, in
 		}
 		cpls[n].ctx = slot->ctx;
 		cpls[n].status = nvme_cqe_status(&cpl->cqe);
+		cpls[n].dnr = nvme_cqe_dnr(&cpl->cqe);
 		cpls[n].dw0 = cpl->cqe.dw0;
 		n++;
 		qp->free_cids[qp->nr_free++] = cid;

@@ -83,9 +83,13 @@ static inline uint16_t io_rw_check(const struct ernic_req *req, const struct ern
 {
 	uint32_t nlb = cmd_nlb(&req->sqe);
 
-	/* No more than MDTS allows: a host that splits correctly never sees this. */
+	/*
+	 * No more than this target's MDTS allows: a host that splits correctly
+	 * never sees this. Base 2.0 Figure 275 (MDTS): such a command is
+	 * aborted with Invalid Field in Command.
+	 */
 	if (ERNIC_UNLIKELY(((uint64_t)nlb << ns->lba_shift) > req->sq->tgt->max_xfer))
-		return NVME_SC_SGL_INVALID_DATA_LEN;
+		return NVME_SC_INVALID_FIELD;
 	if (ERNIC_UNLIKELY(!lba_range_ok(ns, cmd_slba(&req->sqe), nlb)))
 		return NVME_SC_LBA_RANGE;
 	return NVME_SC_SUCCESS;

@@ -447,10 +447,10 @@ static void test_transfer_limit_follows_the_configured_mdts(void)
 	CU_ASSERT_FATAL(fx_up_cfg(&cfg));
 	CU_ASSERT_EQUAL(ernic_host_id_ctrl(fx.hc)->mdts, 1);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 2, w, 8192), NVME_SC_SUCCESS);
-	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 3, w, 12288), NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, 3, w, 12288), NVME_SC_INVALID_FIELD);
 	/* The default's limit is over this target's too */
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, ERNIC_MAX_XFER / 4096, r, ERNIC_MAX_XFER),
-			NVME_SC_SGL_INVALID_DATA_LEN);
+			NVME_SC_INVALID_FIELD);
 	fx_down();
 
 	memset(&fx, 0, sizeof(fx));
@@ -460,7 +460,7 @@ static void test_transfer_limit_follows_the_configured_mdts(void)
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, mib / 4096, w, mib), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, mib / 4096, r, mib), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(memcmp(w, r, mib), 0);
-	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, mib / 4096 + 1, w, mib + 4096), NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, mib / 4096 + 1, w, mib + 4096), NVME_SC_INVALID_FIELD);
 	fx_down();
 	free(w);
 	free(r);
@@ -489,7 +489,7 @@ static void test_inproc_port_refuses_mdts_0_and_over_its_bound(void)
 	}
 }
 
-static void test_transfer_over_mdts_is_sgl_invalid_data_len(void)
+static void test_transfer_over_mdts_is_invalid_field_as_base_figure_275_says(void)
 {
 	const uint32_t big = 256 * 1024;
 	uint8_t *buf = calloc(1, big);
@@ -497,15 +497,15 @@ static void test_transfer_over_mdts_is_sgl_invalid_data_len(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
 	CU_ASSERT_FATAL(fx_up(4096, false));
-	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, big / 4096, buf, big), NVME_SC_SGL_INVALID_DATA_LEN);
-	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, big / 4096, buf, big), NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, big / 4096, buf, big), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, big / 4096, buf, big), NVME_SC_INVALID_FIELD);
 	/* One block over, with a matching SGL */
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_WRITE, 1, 0, ERNIC_MAX_XFER / 4096 + 1, buf, ERNIC_MAX_XFER + 4096),
-			NVME_SC_SGL_INVALID_DATA_LEN);
+			NVME_SC_INVALID_FIELD);
 	/* Exactly MDTS is fine */
 	CU_ASSERT_EQUAL(io_rw(NVME_CMD_READ, 1, 0, ERNIC_MAX_XFER / 4096, buf, ERNIC_MAX_XFER), NVME_SC_SUCCESS);
 	ernic_target_counters(fx.tgt, &c);
-	CU_ASSERT_EQUAL(c.errors[NVME_SC_SGL_INVALID_DATA_LEN], 3);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_INVALID_FIELD], 3);
 	fx_down();
 	free(buf);
 }
@@ -1013,7 +1013,7 @@ UT_MAIN("io", UT_CASE(test_ram_4096_write_read_round_trip), UT_CASE(test_ram_512
 	UT_CASE(test_write_zeroes_reads_zeroes_ram_4096), UT_CASE(test_write_zeroes_reads_zeroes_file_512),
 	UT_CASE(test_dsm_deallocate_reads_zeroes_ram_512), UT_CASE(test_dsm_deallocate_reads_zeroes_file_4096),
 	UT_CASE(test_dsm_without_deallocate_changes_nothing), UT_CASE(test_range_past_end_is_lba_range),
-	UT_CASE(test_unknown_nsid_is_invalid_ns), UT_CASE(test_transfer_over_mdts_is_sgl_invalid_data_len),
+	UT_CASE(test_unknown_nsid_is_invalid_ns), UT_CASE(test_transfer_over_mdts_is_invalid_field_as_base_figure_275_says),
 	UT_CASE(test_transfer_limit_follows_the_configured_mdts), UT_CASE(test_inproc_port_refuses_mdts_0_and_over_its_bound),
 	UT_CASE(test_sgl_length_not_nlb_times_bs_is_sgl_invalid_data_len),
 	UT_CASE(test_unknown_io_opcode_is_invalid_opcode), UT_CASE(test_backend_eio_is_media_error),

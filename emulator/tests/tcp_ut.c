@@ -1048,9 +1048,9 @@ static void test_invalid_write_completes_without_r2t(void)
 	/* An SGL that does not match the blocks. */
 	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 1, 2 * BS) == NVME_TCP_RSP);
 	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
-	/* More than MDTS. */
+	/* More than MDTS: Invalid Field (Base 2.0 Figure 275). */
 	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 2 * ERNIC_MAX_XFER / BS, 2 * ERNIC_MAX_XFER) == NVME_TCP_RSP);
-	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_INVALID_FIELD);
 	/* A valid one still gets its R2T. */
 	CU_ASSERT(th_write_capsule(th, 1, nlb - 2, 2, 2 * BS) == NVME_TCP_R2T);
 	close(admin_fd);
@@ -1086,7 +1086,7 @@ static void test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib(voi
 	admin_fd = th_io_queue_up(th, 0, 0);
 	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, 8192, false) == 0);
 	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 3, 3 * BS) == NVME_TCP_RSP);
-	CU_ASSERT(th_rsp_status(th) == NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_INVALID_FIELD);
 	close(admin_fd);
 	th_teardown(th);
 	g_mdts = ERNIC_MDTS;

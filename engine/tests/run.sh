@@ -44,8 +44,13 @@ jq_true() {
 # --- option table
 if fio --enghelp="$so" >"$out/enghelp.txt" 2>&1 &&
 	grep -q '^ernic_backend ' "$out/enghelp.txt" && grep -q '^ernic_queues ' "$out/enghelp.txt" &&
-	grep -q '^ernic_stats ' "$out/enghelp.txt" && grep -q '^ernic_stage_sample ' "$out/enghelp.txt"; then
-	pass "enghelp: fio --enghelp lists ernic_backend, ernic_queues, ernic_stats and ernic_stage_sample"
+	grep -q '^ernic_stats ' "$out/enghelp.txt" && grep -q '^ernic_stage_sample ' "$out/enghelp.txt" &&
+	grep -q '^ernic_passthru ' "$out/enghelp.txt" && grep -q '^ernic_fixedbufs ' "$out/enghelp.txt" &&
+	grep -q '^ernic_split ' "$out/enghelp.txt" && grep -q '^ernic_fua ' "$out/enghelp.txt" &&
+	grep -q '^ernic_nsid ' "$out/enghelp.txt" && grep -q '^ernic_opcode ' "$out/enghelp.txt" &&
+	grep -q '^ernic_size ' "$out/enghelp.txt"; then
+	pass "enghelp: fio --enghelp lists the in-process options and the device mode's ernic_passthru," \
+		"ernic_fixedbufs, ernic_split, ernic_fua, ernic_nsid, ernic_opcode, ernic_size"
 else
 	fail "enghelp: options missing from fio --enghelp=$so:"; cat "$out/enghelp.txt"
 fi
@@ -163,6 +168,72 @@ if ! run no-thread --name=no-thread --ioengine=external:"$so" --filename=ernic0 
 	pass "no-thread: without thread=1 the engine refuses to start and says thread=1 is required"
 else
 	fail "no-thread: expected a 'thread=1 is required' failure, got:"; cat "$out/no-thread.err"
+fi
+
+# --- NVMe status, exactly, in ernic_stats
+# status ARGS...: one 4 KiB read or write in process with ARGS, stats in $out/status.stats.json
+status() {
+	rm -f "$out/status.stats.json"
+	run status --name=status --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096 --thread=1 \
+		--filename=ernic0 --ernic_size=128M --size=4k --bs=4k --ernic_stats="$out/status.stats.json" "$@"
+}
+first() { jq -r '.nvme_status.first | "\(.status) \(.dnr) \(.errno) \(.opc)"' "$out/status.stats.json" 2>/dev/null; }
+
+if ! status --rw=read --offset=64M && [ "$(first)" = "0x0080 true 22 0x02" ] &&
+	[ "$(jq -r '.nvme_status.failed["0x0080"]' "$out/status.stats.json")" = 1 ]; then
+	pass "status-lba-range: a read past the last LBA is reported as status 0x0080 with DNR (and EINVAL to fio)"
+else
+	fail "status-lba-range: expected first failure '0x0080 true 22 0x02', got '$(first)'"
+fi
+if ! status --rw=read --ernic_nsid=7 && [ "$(first)" = "0x000b true 6 0x02" ]; then
+	pass "status-invalid-ns: ernic_nsid=7 gets Invalid Namespace 0x000b with DNR (ENXIO to fio)"
+else
+	fail "status-invalid-ns: expected '0x000b true 6 0x02', got '$(first)'"
+fi
+if ! status --rw=read --ernic_opcode=0x7e && [ "$(first)" = "0x0001 true 5 0x7e" ]; then
+	pass "status-opcode: ernic_opcode=0x7e gets Invalid Opcode 0x0001"
+else
+	fail "status-opcode: expected '0x0001 true 5 0x7e', got '$(first)'"
+fi
+if ! status --rw=read --bs=132k --size=132k --ernic_split=0 && [ "$(first)" = "0x0002 true 22 0x02" ] &&
+	status --rw=read --bs=132k --size=132k && [ "$(jq -r '.capsules' "$out/status.stats.json")" = 2 ] &&
+	[ "$(first)" = "null null null null" ]; then
+	pass "status-mdts: 132 KiB unsplit (ernic_split=0) is Invalid Field 0x0002; split, it is 2 commands without error"
+else
+	fail "status-mdts: ernic_split=0 over MDTS: got '$(first)'"
+fi
+if status --rw=write --ernic_fua=1 && status --rw=write --ernic_opcode=0x08 &&
+	[ "$(jq -r '.target.io_cmds.write_zeroes' "$out/status.stats.json")" = 1 ]; then
+	pass "fua-write-zeroes: a FUA write and ernic_opcode=0x08 (Write Zeroes, no data) both succeed"
+else
+	fail "fua-write-zeroes: FUA write or Write Zeroes failed:"; cat "$out/status.stats.json" "$out/status.err"
+fi
+
+# --- bad input: one line naming the option and the value
+if ! status --rw=read --ernic_opcode=zz && grep -qx 'ernic: ernic_opcode=zz: not an opcode (0..255, decimal or 0x hex)' "$out/status.err"; then
+	pass "bad-opcode: ernic_opcode=zz is refused with one line naming it"
+else
+	fail "bad-opcode: got:"; cat "$out/status.err"
+fi
+if ! status --rw=read --ernic_passthru=bogus && grep -q 'ernic_passthru=bogus' "$out/status.err"; then
+	pass "bad-passthru: ernic_passthru=bogus is refused naming the option and value"
+else
+	fail "bad-passthru: got:"; cat "$out/status.err"
+fi
+
+# --- device mode, as far as a machine without NVMe reaches
+if ! run nodev --name=nodev --ioengine=external:"$so" --filename=/dev/nvme9n9 --rw=read --bs=4k --size=4k &&
+	grep -qx 'ernic: filename=/dev/nvme9n9: cannot open /dev/ng9n9: No such file or directory' "$out/nodev.err" &&
+	! grep -q 'thread=1' "$out/nodev.err"; then
+	pass "nodev: filename=/dev/nvme9n9 is taken as its ng twin /dev/ng9n9 (without thread=1) and its absence named"
+else
+	fail "nodev: expected the /dev/ng9n9 open error, got:"; cat "$out/nodev.err"
+fi
+if ! run partition --name=partition --ioengine=external:"$so" --filename=/dev/nvme0n1p1 --rw=read --bs=4k --size=4k &&
+	grep -qx 'ernic: filename=/dev/nvme0n1p1: not an NVMe namespace (/dev/ngXnY or /dev/nvmeXnY)' "$out/partition.err"; then
+	pass "partition: a /dev path that is no namespace is refused with one line"
+else
+	fail "partition: got:"; cat "$out/partition.err"
 fi
 
 if [ "$failures" -ne 0 ]; then

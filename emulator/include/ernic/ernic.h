@@ -402,11 +402,13 @@ int ernic_host_admin(struct ernic_host_ctrlr *hc, struct nvme_sqe *sqe, void *bu
  * struct ernic_host_cpl - one reaped I/O completion
  * @ctx: the caller's pointer passed at submit
  * @status: SCT << 8 | SC (0 = success)
+ * @dnr: the completion's Do Not Retry bit
  * @dw0: completion DW0
  */
 struct ernic_host_cpl {
 	void *ctx;
 	uint16_t status;
+	bool dnr;
 	uint32_t dw0;
 };
 
