@@ -349,6 +349,7 @@ int main(int argc, char **argv)
 #ifdef ERNIC_HAVE_RDMA
 	struct ernic_rdma_port_opts ropts = { .log = stderr, .ident = ERNICD };
 	struct ernic_rdma_port *rport = NULL;
+	uint16_t rdma_portid = 0;
 #endif
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512];
@@ -420,12 +421,23 @@ int main(int argc, char **argv)
 			rc = ernic_rdma_port_listen(rport, o.addr, o.port, err, sizeof(err));
 		else
 			snprintf(err, sizeof(err), "cannot create the RDMA port: %s", strerror(-rc));
+		/* A port record in the set, the subsystem linked to it: a Connect through the port finds it. */
 		if (!rc) {
+			char svc[8];
+
+			snprintf(svc, sizeof(svc), "%u", ernic_rdma_port_number(rport));
+			rc = ernic_nvmf_port_add(nvmf, NVMF_TRTYPE_RDMA, o.addr, svc, &rdma_portid, err, sizeof(err));
+		}
+		if (!rc)
+			rc = ernic_nvmf_link(nvmf, rdma_portid, o.nqn, err, sizeof(err));
+		if (!rc) {
+			ernic_rdma_port_set_portid(rport, rdma_portid);
 			rc = ernic_rdma_port_start(rport);
 			if (rc)
 				snprintf(err, sizeof(err), "cannot start the RDMA CM thread: %s", strerror(-rc));
 		}
-		bound = (uint16_t)atoi(o.port);
+		if (!rc)
+			bound = ernic_rdma_port_number(rport);
 	}
 #endif
 	if (!rc && o.config)

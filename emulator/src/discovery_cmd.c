@@ -60,16 +60,20 @@ static void disc_log_page_build(const struct ernic_ctrlr *ctrlr, struct nvmf_dis
 	e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
 	ernic_copy_padded(e->trsvcid, sizeof(e->trsvcid), tgt->trsvcid);
 	ernic_copy_padded(e->traddr, sizeof(e->traddr), tgt->traddr);
-	if (e->trtype == NVMF_TRTYPE_RDMA) {
-		/* Reliable connected queue pairs set up by the RDMA CM, as nvme-rdma expects. */
-		struct nvmf_disc_rdma_tsas *tsas = (struct nvmf_disc_rdma_tsas *)e->tsas;
-
-		tsas->qptype = NVMF_RDMA_QPTYPE_CONNECTED;
-		tsas->prtype = NVMF_RDMA_PRTYPE_NOT_SPECIFIED;
-		tsas->cms = NVMF_RDMA_CMS_RDMA_CM;
-	}
+	if (e->trtype == NVMF_TRTYPE_RDMA)
+		ernic_disc_entry_rdma_tsas(e);
 	pthread_mutex_unlock(&tgt->lock);
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
+}
+
+void ernic_disc_entry_rdma_tsas(struct nvmf_disc_log_entry *e)
+{
+	/* Reliable connected queue pairs set up by the RDMA CM, as nvme-rdma expects. */
+	struct nvmf_disc_rdma_tsas *tsas = (struct nvmf_disc_rdma_tsas *)e->tsas;
+
+	tsas->qptype = NVMF_RDMA_QPTYPE_CONNECTED;
+	tsas->prtype = NVMF_RDMA_PRTYPE_NOT_SPECIFIED;
+	tsas->cms = NVMF_RDMA_CMS_RDMA_CM;
 }
 
 static uint16_t disc_get_log_page(struct ernic_req *req)

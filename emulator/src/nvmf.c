@@ -547,6 +547,8 @@ void *ernic_nvmf_disc_log(struct ernic_nvmf *nvmf, const char *hostnqn, size_t *
 			e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
 			ernic_copy_padded(e->trsvcid, sizeof(e->trsvcid), port->trsvcid);
 			ernic_copy_padded(e->traddr, sizeof(e->traddr), port->traddr);
+			if (e->trtype == NVMF_TRTYPE_RDMA)
+				ernic_disc_entry_rdma_tsas(e);
 			snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
 			e++;
 			hdr->numrec++;

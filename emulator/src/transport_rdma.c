@@ -129,6 +129,7 @@ struct ernic_rdma_port {
 	bool running;
 	atomic_bool stopping;
 	_Atomic uint64_t stop_deadline_ns;
+	uint16_t portid; /* in a set of subsystems (ernic/nvmf.h); 0 outside one */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -688,6 +689,7 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 		goto drop;
 	}
 	ernic_sq_init(&q->sq, port->tgt, &nvmf_rdma_ops, q);
+	q->sq.portid = port->portid;
 	rep.crqsize = (uint16_t)nr_recv;
 	param.private_data = &rep;
 	param.private_data_len = sizeof(rep);
@@ -857,6 +859,11 @@ int ernic_rdma_port_listen(struct ernic_rdma_port *port, const char *traddr, con
 	/* What a discovery controller reached through this port reports. */
 	ernic_target_set_port(port->tgt, NVMF_TRTYPE_RDMA, traddr, svc);
 	return 0;
+}
+
+void ernic_rdma_port_set_portid(struct ernic_rdma_port *port, uint16_t portid)
+{
+	port->portid = portid;
 }
 
 uint16_t ernic_rdma_port_number(const struct ernic_rdma_port *port)

@@ -51,6 +51,12 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
  */
 int ernic_rdma_port_listen(struct ernic_rdma_port *port, const char *traddr, const char *trsvcid, char *err,
 			   size_t errlen);
+/*
+ * On a set's home target (ernic/nvmf.h): the Port ID ernic_nvmf_port_add()
+ * gave this listener, which a Connect must come through to reach a linked
+ * subsystem. Call before ernic_rdma_port_start().
+ */
+void ernic_rdma_port_set_portid(struct ernic_rdma_port *port, uint16_t portid);
 /* The port number actually bound (after listening on "0"). */
 uint16_t ernic_rdma_port_number(const struct ernic_rdma_port *port);
 /* Start the thread that takes RDMA CM events: connection requests, disconnects. */
