@@ -298,7 +298,7 @@ struct writer {
 	_Atomic bool stop;
 	uint32_t acked[NS_SIZE / 4096]; /* last sequence acknowledged per block, 0 = none */
 	uint64_t ok, invalid_ns, other;
-	bool lost; /* the queue pair went away */
+	_Atomic bool lost; /* the queue pair went away; read by the test thread while the writer runs */
 };
 
 static void *writer_main(void *arg)
@@ -421,7 +421,9 @@ static void test_subsystem_removed_under_a_write_loop_drops_its_paths_and_loses_
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, writer_main, &w), 0);
 	ut_sleep_ms(50);
 	CU_ASSERT_EQUAL(ernic_nvmf_subsys_remove(fx.nvmf, NQN_A, err, sizeof(err)), 0);
-	ut_sleep_ms(200);
+	/* The host sees its queue pairs go once a poller's periodic check finds the controller fatal. */
+	for (int i = 0; i < 500 && !atomic_load(&w.lost); i++)
+		ut_sleep_ms(10);
 	atomic_store(&w.stop, true);
 	pthread_join(th, NULL);
 	CU_ASSERT(w.ok > 0);
