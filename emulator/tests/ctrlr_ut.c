@@ -435,7 +435,7 @@ static void test_connect_subnqn_mismatch_is_invalid_param_iattr1_ipo256(void)
 				     &cqe),
 			NVME_SC_CONNECT_INVALID_PARAM);
 	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(1, 256));
-	CU_ASSERT_EQUAL(cqe.dw0, 0x01000001u);
+	CU_ASSERT_EQUAL(cqe.dw0, 0x00010100u);
 	CU_ASSERT(nvme_cqe_dnr(&cqe));
 	CU_ASSERT_EQUAL(counters()->controllers, 0);
 	CU_ASSERT_EQUAL(counters()->errors[NVME_SC_CONNECT_INVALID_PARAM], 1);
@@ -465,7 +465,7 @@ static void test_connect_sqsize_zero_is_invalid_param_ipo44(void)
 				     &cqe),
 			NVME_SC_CONNECT_INVALID_PARAM);
 	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_CMD, 44));
-	CU_ASSERT_EQUAL(cqe.dw0, 44u << 16);
+	CU_ASSERT_EQUAL(cqe.dw0, 44u);
 	CU_ASSERT_EQUAL(counters()->controllers, 0);
 	fx_fini();
 }

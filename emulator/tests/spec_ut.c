@@ -98,7 +98,18 @@ static void test_sqe_data_dir_of_a_fabrics_command_follows_its_fctype(void)
 	CU_ASSERT_EQUAL(dir_of(NVME_FABRICS_COMMAND, NVMF_FCTYPE_DISCONNECT), NVME_DATA_NONE);
 }
 
-UT_MAIN("spec", UT_CASE(test_cqe_status_drops_phase_crd_more_and_dnr),
+/* IPO in bits 15:0, IATTR in 23:16: a host reading the Connect data's SUBNQN offset (256) finds 256, not 1. */
+static void test_connect_invalid_param_dw0_puts_ipo_low_and_iattr_in_bits_23_16(void)
+{
+	uint32_t dw0 = NVMF_CONNECT_INVALID_PARAM_DW0(NVMF_CONNECT_IATTR_DATA, 256);
+
+	CU_ASSERT_EQUAL(dw0 & 0xFFFF, 256);
+	CU_ASSERT_EQUAL((dw0 >> 16) & 0xFF, NVMF_CONNECT_IATTR_DATA);
+	CU_ASSERT_EQUAL(dw0 >> 24, 0);
+	CU_ASSERT_EQUAL(NVMF_CONNECT_INVALID_PARAM_DW0(NVMF_CONNECT_IATTR_CMD, 44), 44);
+}
+
+UT_MAIN("spec", UT_CASE(test_connect_invalid_param_dw0_puts_ipo_low_and_iattr_in_bits_23_16), UT_CASE(test_cqe_status_drops_phase_crd_more_and_dnr),
 	UT_CASE(test_cqe_status_of_a_success_with_the_phase_set_is_zero),
 	UT_CASE(test_cqe_status_keeps_every_sct_and_sc_bit), UT_CASE(test_error_log_status_field_reads_as_the_cqe_status),
 	UT_CASE(test_sqe_data_dir_of_io_and_admin_commands_follows_the_opcode),

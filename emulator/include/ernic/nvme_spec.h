@@ -319,10 +319,14 @@ NVME_CHECK_OFFSET(struct nvmf_connect_data, cntlid, 16);
 NVME_CHECK_OFFSET(struct nvmf_connect_data, subnqn, 256);
 NVME_CHECK_OFFSET(struct nvmf_connect_data, hostnqn, 512);
 
-/* Connect response DW0 for an invalid parameter (Fabrics Figure 21): IATTR, IPO. */
+/*
+ * Connect response DW0 for Connect Invalid Parameters (Fabrics 1.1 Figure 21):
+ * IPO, the byte offset of the bad field, in bits 15:0; IATTR (0: the command,
+ * 1: the Connect data) in bits 23:16, as a Linux host decodes it.
+ */
 #define NVMF_CONNECT_IATTR_CMD 0u
 #define NVMF_CONNECT_IATTR_DATA 1u
-#define NVMF_CONNECT_INVALID_PARAM_DW0(iattr, ipo) ((uint32_t)(iattr) | (uint32_t)(ipo) << 16)
+#define NVMF_CONNECT_INVALID_PARAM_DW0(iattr, ipo) ((uint32_t)(iattr) << 16 | (uint16_t)(ipo))
 
 struct nvmf_property_cmd {
 	uint8_t opc;
