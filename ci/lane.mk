@@ -5,15 +5,16 @@
 #
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
 #                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 900;
-#                 LANE_SKIP=nvmet,ernicd,faults,lad,rdma leaves phases out)
+#                 LANE_SKIP=nvmet,ernicd,faults,lad,rdma,ctl leaves phases out)
 
 LANE_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
+LANE_ERNICCTL := $(if $(wildcard emulator/ernicctl/ernicctl.c),$(BUILD)/ernicctl)
 
 .PHONY: lane
 lane:
 	ci/deps.sh lane $(if $(LANE_ERNICD),build)
-	$(if $(LANE_ERNICD)$(LOAD_TOOL)$(RDMA_SGL_TOOL),$(MAKE) $(LANE_ERNICD) $(LOAD_TOOL) $(RDMA_SGL_TOOL))
-	ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
+	$(if $(LANE_ERNICD)$(LOAD_TOOL)$(RDMA_SGL_TOOL),$(MAKE) $(LANE_ERNICD) $(LANE_ERNICCTL) $(LOAD_TOOL) $(RDMA_SGL_TOOL))
+	ERNICD=$(abspath $(BUILD)/ernicd) ERNICCTL=$(abspath $(BUILD)/ernicctl) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
 		RDMA_SGL_TOOL=$(abspath $(BUILD)/nvmf_rdma_sgl) ci/lane/run.sh
 
 # `make test` runs the lane last, after every check of test-more (the QEMU guest is the slow part:
