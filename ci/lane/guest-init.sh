@@ -23,7 +23,7 @@
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
 # Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
-# ernicd, faults, lad, rdma: ci/lane/phase-*.sh),
+# ernicd, faults, lad, rdma, ctl: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
@@ -931,6 +931,10 @@ else
 	case "$skip" in
 	*,rdma,*) log "rdma phase skipped (ernic.skip)" ;;
 	*) phase_rdma ;;
+	esac
+	case "$skip" in
+	*,ctl,*) log "ctl phase skipped (ernic.skip)" ;;
+	*) phase_ctl ;;
 	esac
 fi
 case "$skip" in

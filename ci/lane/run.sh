@@ -8,7 +8,7 @@
 # Usage: ci/lane/run.sh
 # Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 30 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
@@ -50,8 +50,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma)(,(nvmet|ernicd|faults|lad|rdma))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|ctl)(,(nvmet|ernicd|faults|lad|rdma|ctl))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma, ctl (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
 LOG=$OUT/console.log
