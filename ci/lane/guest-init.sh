@@ -15,6 +15,9 @@
 # connection reset with ss -K, and nvmf_tcp_load's connection churn, held controllers and discovery flood; each job
 # must read back every block it wrote, and ernicd's counters must come back to rest.
 #
+# Then the ctl phase (ci/lane/phase-ctl.sh): namespaces added, resized and removed and ANA failover across two
+# listeners, all through ernicctl while the host is connected.
+#
 # Then the lad phase (ci/lane/phase-lad.sh): the fabric LAD against nvmet-tcp and ernicd, its raw traces printed
 # between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END" lines.
 #
