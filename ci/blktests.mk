@@ -17,13 +17,13 @@ BLKTESTS_HOME := $(shell git rev-parse --path-format=absolute --git-common-dir 2
 BLKTESTS ?= $(abspath $(or $(BLKTESTS_HOME),.)/../shared/blktests)
 BLKTESTS_RUN ?= nvme
 BLKTESTS_QUICK ?= nvme/004 nvme/025 nvme/029
-BLKTESTS_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd)
+BLKTESTS_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd $(BUILD)/ernicctl)
 
 .PHONY: blktests test-blktests
 blktests:
 	ci/deps.sh lane blktests $(if $(BLKTESTS_ERNICD),build)
 	$(if $(BLKTESTS_ERNICD)$(LOAD_TOOL),$(MAKE) $(BLKTESTS_ERNICD) $(LOAD_TOOL))
-	BLKTESTS=$(BLKTESTS) BLKT_GATE=$(BLKT_GATE) BLKTESTS_MISSING=$(BLKTESTS_MISSING) ERNICD=$(abspath $(BUILD)/ernicd) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
+	BLKTESTS=$(BLKTESTS) BLKT_GATE=$(BLKT_GATE) BLKTESTS_MISSING=$(BLKTESTS_MISSING) ERNICD=$(abspath $(BUILD)/ernicd) ERNICCTL=$(abspath $(BUILD)/ernicctl) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
 		ci/blktests/run.sh $(BLKTESTS_RUN)
 
 # A guest lane: after every quick check (test-slow). A clone without the snapshot beside it says so in

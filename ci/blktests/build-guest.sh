@@ -6,7 +6,7 @@
 # the NVME_TARGET_CONTROL script for ernicd.
 #
 # Usage: ci/blktests/build-guest.sh BLKTESTS_DIR
-# Env:   ERNICD, LOAD_TOOL as for ci/lane/build-guest.sh; BLKT_OUT=DIR (default build/blktests)
+# Env:   ERNICD, ERNICCTL, LOAD_TOOL as for ci/lane/build-guest.sh; BLKT_OUT=DIR (default build/blktests)
 # Out:   $BLKT_OUT/vmlinux, $BLKT_OUT/initramfs.cpio (rebuilt only when an input changes)
 set -eu
 
@@ -32,6 +32,9 @@ done
 LANE_OUT=$LANE_OUT "$ROOT/ci/lane/build-guest.sh"
 BASE=$LANE_OUT/rootfs
 [ -d "$BASE" ] || die "the lane's build left no $BASE"
+# The control script drives ernicd through ernicctl.
+[ ! -x "$BASE/usr/bin/ernicd" ] || [ -x "$BASE/usr/bin/ernicctl" ] ||
+	die "the lane's guest has ernicd but no ernicctl (build it: make build/ernicctl)"
 KREL=$(cat "$LANE_OUT/kernel-release")
 KROOT=$(ls -d "$LANE_OUT"/cache/linux-image-*"$KREL"*/root 2>/dev/null | head -n 1)
 [ -d "$KROOT" ] || die "no unpacked kernel for $KREL under $LANE_OUT/cache"

@@ -111,7 +111,7 @@ for t in $TESTS; do
 		echo "BLKT|$target|$t|$status|$(echo "$reason" | tr '|\n' '/ ' | cut -c1-160)"
 		# A test that failed may leave its target behind: nothing of it may reach the next one.
 		if [ "$target" = ernicd ]; then
-			/blktests-ctl/ernicd-target cleanup >/dev/null 2>&1
+			/blktests-ctl/ernicd-target stop >/dev/null 2>&1
 		fi
 		for c in /sys/class/nvme/nvme*; do
 			[ -e "$c" ] && echo 1 >"$c/delete_controller" 2>/dev/null

@@ -15,6 +15,9 @@
 # connection reset with ss -K, and nvmf_tcp_load's connection churn, held controllers and discovery flood; each job
 # must read back every block it wrote, and ernicd's counters must come back to rest.
 #
+# Then the ctl phase (ci/lane/phase-ctl.sh): namespaces added, resized and removed and ANA failover across two
+# listeners, all through ernicctl while the host is connected.
+#
 # Then the lad phase (ci/lane/phase-lad.sh): the fabric LAD against nvmet-tcp and ernicd, its raw traces printed
 # between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END" lines.
 #
@@ -23,7 +26,7 @@
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
 # Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
-# ernicd, faults, lad, rdma: ci/lane/phase-*.sh),
+# ernicd, faults, lad, rdma, ctl: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
@@ -936,6 +939,10 @@ else
 	case "$skip" in
 	*,rdma,*) log "rdma phase skipped (ernic.skip)" ;;
 	*) phase_rdma ;;
+	esac
+	case "$skip" in
+	*,ctl,*) log "ctl phase skipped (ernic.skip)" ;;
+	*) phase_ctl ;;
 	esac
 fi
 case "$skip" in

@@ -10,7 +10,7 @@
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
-#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru
+#        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
@@ -54,8 +54,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT"
 if [ -n "${LANE_SKIP:-}" ]; then
-	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru)(,(nvmet|ernicd|faults|lad|rdma|passthru))*$ ]] ||
-		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma, passthru (got '$LANE_SKIP')"
+	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru|ctl)(,(nvmet|ernicd|faults|lad|rdma|passthru|ctl))*$ ]] ||
+		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma, passthru, ctl (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
 # The conformance suite's in-process column, on this machine (under TCG it takes minutes); the guest adds the
