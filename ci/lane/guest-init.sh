@@ -776,10 +776,11 @@ faults_link() {
 	local w r
 	echo "faults link" >/run/lane-step
 	w=$(dev_io write)
-	r=$(dev_io read)
 	fio_verify_start link
 	wait_io write $((w + FAULT_AFTER)) "the connections were reset during writes" >/dev/null
 	drop_connections "during the write phase"
+	# Counted from here: a reconnect may give the path a new block device whose counters start again at 0.
+	r=$(dev_io read)
 	wait_io read $((r + FAULT_AFTER)) "the connections were reset during verify reads" >/dev/null
 	drop_connections "during the verify phase"
 	fio_verify_wait link
