@@ -27,11 +27,21 @@ uint64_t ernic_now_ns(void)
 /* Identifiers stable per subsystem and NSID, so a host sees the same namespace again. */
 static void ns_default_ids(const struct ernic_target *tgt, struct ernic_ns *ns)
 {
-	const char *nqn = tgt->subnqn;
-	size_t n = strlen(nqn);
+	/*
+	 * Two FNV-1a 64-bit hashes of the whole NQN and the NSID, from different
+	 * offset bases: every character counts, so subsystems whose NQNs differ
+	 * anywhere (nqn...-1, nqn...-2) get different identifiers, which a Linux
+	 * host requires of namespaces it sees through different subsystems.
+	 */
+	for (size_t half = 0; half < 2; half++) {
+		uint64_t h = half ? 0x84222325cbf29ce4ull : 0xcbf29ce484222325ull;
 
-	for (size_t i = 0; i < sizeof(ns->nguid); i++)
-		ns->nguid[i] = (uint8_t)(nqn[(i * 7) % (n ? n : 1)] ^ (i * 31) ^ ns->nsid);
+		for (const char *p = tgt->subnqn; *p; p++)
+			h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+		for (size_t b = 0; b < 4; b++)
+			h = (h ^ (uint8_t)(ns->nsid >> (8 * b))) * 0x100000001b3ull;
+		memcpy(ns->nguid + 8 * half, &h, sizeof(h));
+	}
 	memcpy(ns->eui64, ns->nguid, sizeof(ns->eui64));
 	/* A version-4 style UUID derived from the NGUID, stable like it. */
 	memcpy(ns->uuid, ns->nguid, sizeof(ns->uuid));

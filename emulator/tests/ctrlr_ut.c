@@ -936,6 +936,27 @@ static void test_identify_active_namespace_list(void)
 	fx_fini();
 }
 
+/* NQNs that differ only in their last character still give their namespaces different NGUIDs and EUI-64s. */
+static void test_subsystems_differing_in_the_last_nqn_character_get_different_nguids(void)
+{
+	static const char *const nqns[] = { "blktests-subsystem-1", "blktests-subsystem-2" };
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt[2];
+	char err[ERNIC_ERRLEN];
+
+	for (int i = 0; i < 2; i++) {
+		struct ernic_target_opts opts = { .subnqn = nqns[i] };
+
+		cfg_small(&cfg);
+		CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, &opts, &tgt[i], err, sizeof(err)), 0);
+	}
+	CU_ASSERT_NOT_EQUAL(memcmp(tgt[0]->ns[0].nguid, tgt[1]->ns[0].nguid, 16), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(tgt[0]->ns[0].eui64, tgt[1]->ns[0].eui64, 8), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(tgt[0]->ns[0].uuid, tgt[1]->ns[0].uuid, 16), 0);
+	for (int i = 0; i < 2; i++)
+		ernic_target_destroy(tgt[i]);
+}
+
 static void test_identify_ns_id_descriptors_nguid_uuid_csi(void)
 {
 	uint8_t page[4096];
@@ -2354,7 +2375,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_unknown_fabrics_fctype_is_invalid_opcode), UT_CASE(test_identify_controller_fields),
 	UT_CASE(test_identify_controller_nn_counts_added_namespaces), UT_CASE(test_identify_namespace_4096),
 	UT_CASE(test_identify_namespace_512), UT_CASE(test_identify_active_namespace_list),
-	UT_CASE(test_identify_ns_id_descriptors_nguid_uuid_csi), UT_CASE(test_identify_unknown_nsid_is_invalid_ns),
+	UT_CASE(test_identify_ns_id_descriptors_nguid_uuid_csi),
+	UT_CASE(test_subsystems_differing_in_the_last_nqn_character_get_different_nguids), UT_CASE(test_identify_unknown_nsid_is_invalid_ns),
 	UT_CASE(test_identify_unknown_cns_is_invalid_field), UT_CASE(test_identify_command_set_specific_nvm_only),
 	UT_CASE(test_identify_sgl_shorter_than_page_moves_nothing),
 	UT_CASE(test_error_log_lists_failed_commands_newest_first),
