@@ -251,14 +251,21 @@ connect() { # connect NQN [EXTRA-ARGS...]: connect and wait until the controller
 		cat /tmp/connect.out
 		fail "nvme connect to $nqn failed"
 	}
+	wait_ns1 "$nqn"
+}
+
+wait_ns1() { # wait_ns1 NQN [ON-TIMEOUT]: after a connect, until CTRL is NQN's live controller and DEV its namespace 1
 	set_deadline 20
 	CTRL=""
 	DEV=""
 	while :; do
-		[ -n "$CTRL" ] || CTRL=$(ctrl_of "$nqn")
-		[ -z "$CTRL" ] || DEV=$(ns_dev "$nqn" 1)
+		[ -n "$CTRL" ] || CTRL=$(ctrl_of "$1")
+		[ -z "$CTRL" ] || DEV=$(ns_dev "$1" 1)
 		if [ -n "$DEV" ]; then break; fi
-		if past_deadline; then fail "no live controller with namespace 1 for $nqn after 20 s (ctrl '${CTRL}')"; fi
+		if past_deadline; then
+			[ -z "${2:-}" ] || $2
+			fail "no live controller with namespace 1 for $1 after 20 s (ctrl '${CTRL}')"
+		fi
 		sleep 0.1
 	done
 }

@@ -76,19 +76,7 @@ rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for
 		rdma_diagnose
 		fail "nvme connect -t rdma to $nqn failed"
 	}
-	set_deadline 20
-	CTRL=""
-	DEV=""
-	while :; do
-		[ -n "$CTRL" ] || CTRL=$(ctrl_of "$nqn")
-		[ -z "$CTRL" ] || DEV=$(ns_dev "$nqn" 1)
-		if [ -n "$DEV" ]; then break; fi
-		if past_deadline; then
-			rdma_diagnose
-			fail "no live controller with namespace 1 for $nqn after 20 s (ctrl '${CTRL}')"
-		fi
-		sleep 0.1
-	done
+	wait_ns1 "$nqn" rdma_diagnose
 }
 
 # The host's memory regions against the budget the emulator enforces (ernic_backend_check_queues: each queue
