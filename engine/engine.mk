@@ -33,7 +33,7 @@ $(FIO_SRC_STAMP): engine/fio-src.sh $(FIO_BIN)
 	engine/fio-src.sh $(FIO_SRC)
 	@touch $@
 
-$(ENGINE_OBJ): engine/ernic.c engine/ernic_cmd.h $(FIO_SRC_STAMP) $(wildcard emulator/include/ernic/*.h)
+$(ENGINE_OBJ): engine/ernic.c engine/ernic_cmd.h $(FIO_SRC_STAMP) $(wildcard emulator/include/ernic/*.h) emulator/src/json.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ENGINE_CFLAGS) -c -o $@ $<
 

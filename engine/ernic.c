@@ -54,6 +54,7 @@
 
 #include "ernic/ernic.h"
 #include "ernic_cmd.h"
+#include "../emulator/src/json.h" /* libernic's JSON string writer; fio has a json.h of its own */
 
 #define ERNIC_DEFAULT_BACKEND "nvmeof:size=1G,bs=4096,queues=4"
 #define ERNIC_NSID 1
@@ -255,6 +256,18 @@ struct ernic_errors {
 };
 
 /*
+ * One job's outcome, by fio's job number (its place in fio's report): which
+ * of several job files run by one fio (each separated by a stonewall) failed
+ * how.
+ */
+struct ernic_job_result {
+	int number;
+	char name[64];
+	uint64_t ios;
+	struct ernic_first_error first;
+};
+
+/*
  * What every job of the run shares: in process, the target and host
  * controller; in device mode only the counters and the stats file.
  */
@@ -281,6 +294,8 @@ static struct {
 	bool fixedbufs;
 	uint32_t nsid;
 	struct ernic_errors errors;
+	struct ernic_job_result *results; /* every job that ended, in the order they did */
+	unsigned int nr_results;
 } ernic_run = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -561,6 +576,38 @@ static void ernic_dev_close(struct ernic_dev *dev)
 }
 
 /*
+ * A ring of @entries 128-byte SQEs and 32-byte CQEs, set up as fio's own
+ * io_uring_cmd engine sets up its ring, so that the two compare on equal
+ * terms: the CQ no larger than the SQ, and completions run as task work
+ * only when the job asks for events (DEFER_TASKRUN; the job's thread is the
+ * ring's only submitter) instead of interrupting it for each one. A kernel
+ * that lacks a flag refuses it with EINVAL: retry without, newest first.
+ */
+static int ernic_dev_ring_init(struct io_uring *ring, unsigned int entries)
+{
+	static const unsigned int optional[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_COOP_TASKRUN,
+		IORING_SETUP_CQSIZE,
+	};
+	struct io_uring_params p;
+	unsigned int flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
+		flags |= optional[i];
+	for (size_t i = 0;; i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = flags;
+		p.cq_entries = entries;
+		rc = io_uring_queue_init_params(entries, ring, &p);
+		if (rc != -EINVAL || i == sizeof(optional) / sizeof(optional[0]))
+			return rc;
+		flags &= ~optional[i];
+	}
+}
+
+/*
  * Open the namespace's ng node and, for ernic_passthru=uring, a ring with
  * 128-byte SQEs and 32-byte CQEs (what IORING_OP_URING_CMD carries an NVMe
  * command in). A kernel without io_uring passthrough fails the ring's setup:
@@ -598,7 +645,7 @@ static int ernic_dev_setup(struct thread_data *td, struct ernic_job *job, const 
 	dev->cmds_max = entries < ERNIC_DEV_MAX_INFLIGHT ? entries : ERNIC_DEV_MAX_INFLIGHT;
 	if (dev->cmds_max < td->o.iodepth)
 		dev->cmds_max = td->o.iodepth;
-	rc = io_uring_queue_init(entries, &dev->ring, IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
+	rc = ernic_dev_ring_init(&dev->ring, entries);
 	if (rc) {
 		log_info("ernic: %s: io_uring with 128-byte SQEs is not available here (%s): "
 			 "using NVME_IOCTL_IO64_CMD\n", td->o.name, strerror(-rc));
@@ -642,8 +689,9 @@ static void ernic_run_teardown(void)
 	ernic_run.ios = ernic_run.capsules = ernic_run.split_ios = 0;
 	ernic_run.device = false;
 	/*
-	 * ernic_run.errors stays: stonewalled jobs bring the run up and down
-	 * in turn, and the stats file written last must hold every failure.
+	 * ernic_run.errors and .results stay: stonewalled jobs bring the run
+	 * up and down in turn, and the stats file written last must hold
+	 * every failure.
 	 */
 }
 
@@ -1397,24 +1445,9 @@ static void ernic_write_stages(FILE *f)
 	fputc('}', f);
 }
 
-/*
- * ", \"nvme_status\": {...}": the failed commands by status (SCT << 8 | SC
- * as 0x%04x), how many had DNR, how many ended without a status, and the
- * first failure exactly.
- */
-static void ernic_write_errors(FILE *f, const struct ernic_errors *e)
+/* A first failure as JSON: opcode, status (SCT << 8 | SC) and its parts, DNR, errno; null when none. */
+static void ernic_write_first(FILE *f, const struct ernic_first_error *first)
 {
-	const struct ernic_first_error *first = &e->first;
-	bool comma = false;
-
-	fputs(", \"nvme_status\": {\"failed\": {", f);
-	for (unsigned int st = 0; st < NVME_STATUS_COUNT; st++) {
-		if (!e->status[st])
-			continue;
-		fprintf(f, "%s\"0x%04x\": %" PRIu64, comma ? ", " : "", st, e->status[st]);
-		comma = true;
-	}
-	fprintf(f, "}, \"dnr\": %" PRIu64 ", \"no_status\": %" PRIu64 ", \"first\": ", e->dnr, e->no_status);
 	if (!first->set)
 		fputs("null", f);
 	else if (first->st.nvme)
@@ -1425,7 +1458,49 @@ static void ernic_write_errors(FILE *f, const struct ernic_errors *e)
 			NVME_STATUS_SC(first->st.status), first->st.dnr ? "true" : "false", first->st.err);
 	else
 		fprintf(f, "{\"opc\": \"0x%02x\", \"status\": null, \"errno\": %d}", first->opc, first->st.err);
+}
+
+/*
+ * ", \"nvme_status\": {...}": the failed commands by status (SCT << 8 | SC
+ * as 0x%04x), how many had DNR, how many ended without a status, and the
+ * first failure exactly.
+ */
+static void ernic_write_errors(FILE *f, const struct ernic_errors *e)
+{
+	bool comma = false;
+
+	fputs(", \"nvme_status\": {\"failed\": {", f);
+	for (unsigned int st = 0; st < NVME_STATUS_COUNT; st++) {
+		if (!e->status[st])
+			continue;
+		fprintf(f, "%s\"0x%04x\": %" PRIu64, comma ? ", " : "", st, e->status[st]);
+		comma = true;
+	}
+	fprintf(f, "}, \"dnr\": %" PRIu64 ", \"no_status\": %" PRIu64 ", \"first\": ", e->dnr, e->no_status);
+	ernic_write_first(f, &e->first);
 	fputc('}', f);
+}
+
+/*
+ * ", \"jobs\": [...]": per job that ended, its fio job number and name, its
+ * I/Os and its first failure (what suites/run --batch judges a case by).
+ */
+static void ernic_write_results(FILE *f)
+{
+	fputs(", \"jobs\": [", f);
+	for (unsigned int i = 0; i < ernic_run.nr_results; i++) {
+		const struct ernic_job_result *r = &ernic_run.results[i];
+
+		char name[6 * sizeof(r->name) + 3]; /* every byte escaped as \\u00XX at worst, and the quotes */
+		size_t off = 0;
+
+		json_put_str(name, sizeof(name), &off, r->name);
+		fprintf(f, "%s{\"number\": %d, \"name\": %s, \"ios\": %" PRIu64 ", \"first\": ", i ? ", " : "",
+			r->number, name, r->ios);
+		ernic_write_first(f, &r->first);
+		fputc('}', f);
+	}
+	fputc(']', f);
 }
 
 static int ernic_write_stats(const char *path)
@@ -1459,6 +1534,7 @@ static int ernic_write_stats(const char *path)
 	fprintf(f, ", \"ios\": %" PRIu64 ", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64, ernic_run.ios,
 		ernic_run.capsules, ernic_run.split_ios);
 	ernic_write_errors(f, &ernic_run.errors);
+	ernic_write_results(f);
 	if (buf)
 		fprintf(f, ", \"target\": %s", buf);
 	if (!ernic_run.device)
@@ -1478,6 +1554,22 @@ static void ernic_errors_add(struct ernic_errors *to, const struct ernic_errors 
 	to->no_status += from->no_status;
 	if (!to->first.set)
 		to->first = from->first;
+}
+
+/* Keep the job's outcome for the stats file. Called with ernic_run.lock held; out of memory only loses the record. */
+static void ernic_result_add(struct thread_data *td, const struct ernic_job *job)
+{
+	struct ernic_job_result *r;
+
+	r = realloc(ernic_run.results, (ernic_run.nr_results + 1) * sizeof(*r));
+	if (!r)
+		return;
+	ernic_run.results = r;
+	r += ernic_run.nr_results++;
+	r->number = td->thread_number;
+	snprintf(r->name, sizeof(r->name), "%s", td->o.name ? td->o.name : "");
+	r->ios = job->ios;
+	r->first = job->errors->first;
 }
 
 static void fio_ernic_cleanup(struct thread_data *td)
@@ -1537,6 +1629,7 @@ static void fio_ernic_cleanup(struct thread_data *td)
 	ernic_run.capsules += job->capsules;
 	ernic_run.split_ios += job->split_ios;
 	ernic_errors_add(&ernic_run.errors, job->errors);
+	ernic_result_add(td, job);
 	if (--ernic_run.refs == 0) {
 		if (ernic_run.stats_path) {
 			int rc = ernic_write_stats(ernic_run.stats_path);
