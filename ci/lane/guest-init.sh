@@ -956,6 +956,8 @@ fi
 case "$skip" in
 *,lad,*) log "lad phase skipped (ernic.skip)" ;;
 *) phase_lad ;;
+esac
+case "$skip" in
 *,passthru,*) log "passthru phase skipped (ernic.skip)" ;;
 *) phase_passthru ;;
 esac

@@ -28,6 +28,7 @@ ernicd_pid=""
 cleanup() {
 	if [ -n "$ernicd_pid" ]; then kill "$ernicd_pid" 2>/dev/null || true; fi
 	if [ -n "${fio_pid:-}" ]; then kill "$fio_pid" 2>/dev/null || true; fi
+	if [ -n "${clock_pid:-}" ]; then kill "$clock_pid" 2>/dev/null || true; fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -214,5 +215,9 @@ suites/check-csv "$tmp/mh-results/qdepth.csv" 2 || fail "multihost.yml wrote no 
 grep -q "^\"[^\"]*\",\"[^\"]*\",\"localhost:$fio_port\"," "$tmp/mh-results/qdepth.csv" || fail "no row for localhost:$fio_port"
 grep -q '^"[^"]*","[^"]*","all",' "$tmp/mh-results/qdepth.csv" || fail "no aggregate row"
 echo "== multihost.yml: fio server unit, rows for localhost:$fio_port and all"
+
+# lad.yml: the target half for real, the report on a lane run's traces put on two clocks.
+# shellcheck source=playbooks/tests/lad.sh
+. playbooks/tests/lad.sh
 
 echo "playbooks/tests/run.sh: all passed"
