@@ -313,6 +313,7 @@ struct ernic_io {
 	uint64_t left;	  /* bytes not yet in a command */
 	uint32_t inflight; /* commands posted, not completed */
 	int error;	  /* first errno seen */
+	unsigned int buf_index; /* the io_u's index: its registered buffer with ernic_fixedbufs=1 */
 	struct nvme_dsm_range range; /* trim: the DSM payload, registered like data */
 };
 
@@ -987,9 +988,19 @@ static int fio_ernic_post_init(struct thread_data *td)
 		return 0;
 	/* After io_u_init: fio gives the io_us their buffers only then. */
 	io_u_qiter(&td->io_u_all, io_u, i) {
-		if (io_u->index < job->dev.nr_iovecs) {
-			job->dev.iovecs[io_u->index].iov_base = io_u->buf;
-			job->dev.iovecs[io_u->index].iov_len = td_max_bs(td);
+		struct ernic_io *io = io_u->engine_data;
+
+		if (io->buf_index < job->dev.nr_iovecs) {
+			job->dev.iovecs[io->buf_index].iov_base = io_u->buf;
+			job->dev.iovecs[io->buf_index].iov_len = td_max_bs(td);
+		}
+	}
+	/* The kernel takes an empty slot as a sparse entry and every command on it as EFAULT: say so here. */
+	for (i = 0; i < job->dev.nr_iovecs; i++) {
+		if (!job->dev.iovecs[i].iov_base) {
+			log_err("ernic: %s: ernic_fixedbufs=1: no I/O buffer for io_u %u of %u\n", td->o.name, i,
+				job->dev.nr_iovecs);
+			return 1;
 		}
 	}
 	rc = io_uring_register_buffers(&job->dev.ring, job->dev.iovecs, job->dev.nr_iovecs);
@@ -1010,6 +1021,12 @@ static int fio_ernic_io_u_init(struct thread_data *td, struct io_u *io_u)
 	if (posix_memalign((void **)&io, 64, sizeof(*io)))
 		return 1;
 	memset(io, 0, sizeof(*io));
+	/*
+	 * io_u->index shares a union with engine_data (fio's io_u.h): read
+	 * it before engine_data overwrites it. fio's own io_uring engines
+	 * keep no engine_data and use index as the buffer index directly.
+	 */
+	io->buf_index = io_u->index;
 	io->io_u = io_u;
 	io->job = job;
 	io_u->engine_data = io;
@@ -1156,7 +1173,7 @@ static inline int ernic_send(struct ernic_job *job, struct ernic_io *io, const s
 		s->cmd_op = NVME_URING_CMD_IO;
 		if (job->dev.fixed && buf != &io->range) {
 			s->uring_cmd_flags = IORING_URING_CMD_FIXED;
-			s->buf_index = (uint16_t)io->io_u->index;
+			s->buf_index = (uint16_t)io->buf_index;
 		}
 		ernic_cmd_uring(sqe, buf, len, (struct nvme_uring_cmd *)s->cmd);
 		io_uring_sqe_set_data(s, io);
