@@ -7,8 +7,7 @@
 #   to the console between "ERNIC-LANE-TABLE-BEGIN conformance-status" and "ERNIC-LANE-TABLE-END
 #   conformance-status" for run.sh's side-by-side table. An unexpected status fails the lane; a known difference
 #   ("; expect-nvmet:", "; expect-device:" lines) does not.
-# - The other ways into the device: ernic_passthru=ioctl and ernic_fixedbufs=1, each a crc32c write-then-verify
-#   (a failure with fixed buffers is logged, not fatal: an open defect of the engine, see passthru_verify).
+# - The other ways into the device: ernic_passthru=ioctl and ernic_fixedbufs=1, each a crc32c write-then-verify.
 # - Throughput against nvmet-tcp: 4 KiB random reads at queue depth 1 and 32, the ernic engine in device mode,
 #   fio's io_uring_cmd engine (cmd_type=nvme) on /dev/ng0n1 and libaio direct=1 on /dev/nvme0n1, 3 rounds each
 #   (engines interleaved), medians and ratios between "ERNIC-LANE-TABLE-BEGIN passthru-perf" and
@@ -26,7 +25,7 @@ passthru_conformance() { # passthru_conformance NAME TARGET: suites/run conforma
 	log "suites/run conformance --target $2 --target-name $1"
 	rc=0
 	ERNIC_COMMIT=$COMMIT /ernic/suites/run conformance --target "$2" --target-name "$1" --transport tcp \
-		--runtime "$RUNTIME" --csv-dir "$RESULTS/conformance" --no-tables || rc=$?
+		--runtime "$RUNTIME" --csv-dir "$RESULTS/conformance" --no-tables --batch || rc=$?
 	[ "$rc" -eq 0 ] || fail "conformance on $1 ($2): suites/run exited $rc"
 }
 
@@ -40,60 +39,43 @@ passthru_verify() { # passthru_verify NAME ENGINE-OPTION...: 4 MiB crc32c write-
 		--ernic_stats="$RESULTS/$name.stats.json" "$@" \
 		--output-format=json --output="$RESULTS/$name.json" >"$RESULTS/$name.out" 2>&1 || true
 	err=$(jq -r '.jobs[0].error' "$RESULTS/$name.json" 2>/dev/null || echo none)
-	if [ "$err" = 14 ] && [ "$1" = --ernic_fixedbufs=1 ]; then
-		# EFAULT with registered buffers: is it the kernel? Ask fio's own io_uring_cmd engine the same.
-		fio --name=uring-cmd-fixedbufs --ioengine=io_uring_cmd --cmd_type=nvme --fixedbufs=1 --filename="$NG" \
-			--rw=randwrite --bs=4k --size=64k --iodepth=8 --output-format=json \
-			--output="$RESULTS/uring-cmd-fixedbufs.json" >/dev/null 2>&1 || true
-		if [ "$(jq -r '.jobs[0].error' "$RESULTS/uring-cmd-fixedbufs.json" 2>/dev/null)" = 14 ]; then
-			log "$name: EFAULT, and fio's own io_uring_cmd engine with fixedbufs=1 gets EFAULT too on" \
-				"$(uname -r): this kernel's fixed-buffer passthrough, not the engine"
-			return 0
-		fi
-	fi
 	if [ "$err" != 0 ] || [ "$(jq -r '.jobs[0].read.io_bytes' "$RESULTS/$name.json")" != 4194304 ]; then
 		cat "$RESULTS/$name.out"
-		if [ "$1" = --ernic_fixedbufs=1 ]; then
-			# The engine's fixed-buffer path is a known open defect (EFAULT on the lane's kernel where fio's
-			# own io_uring_cmd engine passes): logged, so that the phase still reaches its throughput table.
-			log "$name: KNOWN DEFECT, not fatal: crc32c write-then-verify with $* failed: error $err"
-			return 0
-		fi
 		fail "$name: crc32c write-then-verify through the device mode ($*) failed: error $err"
 	fi
 	log "$name: 4 MiB written and verified through $NG ($*): $(jq -c '{passthru, fixedbufs, mdts_bytes, capsules}' "$RESULTS/$name.stats.json")"
 }
 
-passthru_perf_one() { # passthru_perf_one ENGINE QD: IOPS of one 4 KiB randread run
-	local out
-	out=$RESULTS/perf-$1-qd$2.json
-	set -- "$1" "$2" --name="perf-$1-qd$2" --rw=randread --bs=4k --iodepth="$2" --size=64m --norandommap \
-		--time_based --runtime="$PASSTHRU_PERF_SECONDS" --ramp_time=0 --output-format=json --output="$out"
-	case "$1" in
-	ernic) fio "$@" --ioengine=external:"$ENGINE_SO" --filename="$NG" ;;
-	io_uring_cmd) fio "$@" --ioengine=io_uring_cmd --cmd_type=nvme --filename="$NG" ;;
-	libaio) fio "$@" --ioengine=libaio --direct=1 --filename="$DEV" ;;
-	esac >"$RESULTS/perf.out" 2>&1 || {
-		cat "$RESULTS/perf.out"
-		fail "throughput run $1 qd $2 failed"
-	}
-	jq -r '.jobs[0].read.iops | floor' "$out"
-}
-
 passthru_perf() { # the throughput table against the connected target
-	local qd e r v
+	local qd r e
 	echo "$PHASE throughput" >/run/lane-step
-	: >"$RESULTS/perf.tsv"
-	for qd in 1 32; do
-		r=1
-		while [ "$r" -le "$PASSTHRU_PERF_ROUNDS" ]; do
-			for e in ernic io_uring_cmd libaio; do
-				v=$(passthru_perf_one "$e" "$qd")
-				printf '%s\t%s\t%s\n' "$qd" "$e" "$v" >>"$RESULTS/perf.tsv"
+	# One fio run, every measurement a stonewalled job of its own (fio starts once, not 18 times), the engines
+	# interleaved within each round so that a slow stretch of the guest hits all three.
+	{
+		printf '[global]\nrw=randread\nbs=4k\nsize=64m\nnorandommap\ntime_based\nruntime=%s\nstonewall\n' \
+			"$PASSTHRU_PERF_SECONDS"
+		for qd in 1 32; do
+			r=1
+			while [ "$r" -le "$PASSTHRU_PERF_ROUNDS" ]; do
+				for e in ernic io_uring_cmd libaio; do
+					printf '[%s-qd%s-r%s]\niodepth=%s\n' "$e" "$qd" "$r" "$qd"
+					case "$e" in
+					ernic) printf 'ioengine=external:%s\nfilename=%s\n' "$ENGINE_SO" "$NG" ;;
+					io_uring_cmd) printf 'ioengine=io_uring_cmd\ncmd_type=nvme\nfilename=%s\n' "$NG" ;;
+					libaio) printf 'ioengine=libaio\ndirect=1\nfilename=%s\n' "$DEV" ;;
+					esac
+				done
+				r=$((r + 1))
 			done
-			r=$((r + 1))
 		done
-	done
+	} >"$RESULTS/perf.fio"
+	fio --output-format=json --output="$RESULTS/perf.json" "$RESULTS/perf.fio" >"$RESULTS/perf.out" 2>&1 || {
+		cat "$RESULTS/perf.out"
+		fail "throughput runs failed (fio exited non-zero)"
+	}
+	jq -r '.jobs[] | (.jobname | capture("^(?<e>.+)-qd(?<q>[0-9]+)-r[0-9]+$")) as $c
+		| if .error != 0 then error("\(.jobname): error \(.error)") else [$c.q, $c.e, (.read.iops | floor)] | @tsv end' \
+		"$RESULTS/perf.json" >"$RESULTS/perf.tsv" || fail "throughput runs: a job failed or left no report ($RESULTS/perf.json)"
 	log "throughput rounds: $(tr '\t\n' ' ;' <"$RESULTS/perf.tsv")"
 	echo "ERNIC-LANE-TABLE-BEGIN passthru-perf"
 	sort -k1,1n -k2,2 -k3,3n "$RESULTS/perf.tsv" | awk -F'\t' -v secs="$PASSTHRU_PERF_SECONDS" '

@@ -65,7 +65,7 @@ rm -rf "$CONF"
 CONF_OK=yes
 if [[ ,${LANE_SKIP:-}, != *,passthru,* ]]; then
 	echo "lane: conformance suite in process (suites/run conformance)"
-	ERNIC_COMMIT=$COMMIT "$ROOT/suites/run" conformance --runtime 1 --csv-dir "$CONF" --no-tables >"$OUT/conformance-inproc.log" 2>&1 ||
+	ERNIC_COMMIT=$COMMIT "$ROOT/suites/run" conformance --runtime 1 --csv-dir "$CONF" --no-tables --batch >"$OUT/conformance-inproc.log" 2>&1 ||
 		{ CONF_OK=no; tail -n 20 "$OUT/conformance-inproc.log"; }
 fi
 LOG=$OUT/console.log
