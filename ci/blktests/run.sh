@@ -6,10 +6,13 @@
 # Usage: ci/blktests/run.sh [TEST...]      TEST as nvme/004, or "nvme" for the whole group (the default)
 # Env:   BLKTESTS=DIR   an upstream blktests checkout (default ../shared/blktests beside the repository)
 #        BLKTESTS_MISSING=skip  with no checkout, say so and exit 0 (the nightly's choice); otherwise exit 1
-#        BLKT_TIMEOUT=SECONDS  QEMU's wall-clock limit (default: 240 + 150 per test and target, 2 h for "nvme")
+#        BLKT_TIMEOUT=SECONDS  QEMU's wall-clock limit (default: 240 + 150 per test and target, 1 h per target for "nvme")
 #        BLKT_GATE=1    exit 1 if a test that passes on nvmet-tcp does not pass on ernicd, except those that
 #                       cannot pass against any external target (see EXTERNAL_CANNOT below)
-# Out:   build/blktests/console.log, build/blktests/table.txt
+#        BLKT_TARGETS=nvmet|ernicd  one target per boot (default both in one boot): the whole group in two runs
+#                       of half the time each. A one-target run logs to console.<target>.log and its table takes
+#                       the other target's column from console.<other>.log when there is one (it says so).
+# Out:   build/blktests/console.log (console.<target>.log), build/blktests/table.txt
 set -euo pipefail
 
 die() { echo "blktests: $*" >&2; exit 1; }
@@ -46,32 +49,45 @@ for t in "$@"; do
 	[ "$t" = nvme ] || [ -f "$SRC/tests/$t" ] || die "no test $t in $SRC"
 done
 TESTS=$(IFS=,; echo "$*")
+TARGETS=${BLKT_TARGETS:-nvmet,ernicd}
+case "$TARGETS" in
+nvmet,ernicd) LOG=$OUT/console.log; OTHER_LOG= ;;
+nvmet) LOG=$OUT/console.nvmet.log; OTHER_LOG=$OUT/console.ernicd.log ;;
+ernicd) LOG=$OUT/console.ernicd.log; OTHER_LOG=$OUT/console.nvmet.log ;;
+*) die "BLKT_TARGETS is nvmet, ernicd or nvmet,ernicd (got '$TARGETS')" ;;
+esac
+NTARGETS=$(echo "$TARGETS" | tr , '\n' | wc -l)
 if [ "$TESTS" = nvme ]; then
 	NTESTS=$(ls -1 "$SRC"/tests/nvme/[0-9][0-9][0-9] | wc -l)
 else
 	NTESTS=$#
 fi
-TIMEOUT=${BLKT_TIMEOUT:-$([ "$TESTS" = nvme ] && echo 7200 || echo $((240 + 300 * NTESTS)))}
+TIMEOUT=${BLKT_TIMEOUT:-$([ "$TESTS" = nvme ] && echo $((3600 * NTARGETS)) || echo $((240 + 150 * NTARGETS * NTESTS)))}
 command -v qemu-system-x86_64 >/dev/null || die "missing qemu-system-x86_64 (run: ci/deps.sh lane blktests)"
 
 "$HERE/build-guest.sh" "$SRC" || die "building the guest failed"
 
-LOG=$OUT/console.log
-echo "blktests: $NTESTS test(s) on nvmet-tcp and ernicd under QEMU (TCG), limit ${TIMEOUT}s"
+echo "blktests: $NTESTS test(s) on $TARGETS under QEMU (TCG), limit ${TIMEOUT}s"
 set +e
-# As the lane: TCG only, always under timeout; 2 GiB for the RAM namespaces and the xfs results disk.
+# As the lane: TCG only, always under timeout; 2 GiB for the RAM namespaces and the xfs results disk. The log is
+# written a line at a time, to be followed while the guest runs.
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -M pc -m 2G -smp 2 \
 	-nic none -display none -nodefaults -no-reboot -serial stdio \
 	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" \
-	-append "console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests blkt.tests=$TESTS blkt.targets=nvmet,ernicd" \
-	</dev/null 2>&1 | tr -d '\r' >"$LOG"
+	-append "console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests blkt.tests=$TESTS blkt.targets=$TARGETS" \
+	</dev/null 2>&1 | stdbuf -oL tr -d '\r' >"$LOG"
 QRC=${PIPESTATUS[0]}
 set -e
 [ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "blktests: QEMU killed after ${TIMEOUT}s"
 grep -q '^BLKT-DONE' "$LOG" || echo "blktests: the guest did not finish (see $LOG)"
 
 # The table, from the guest's BLKT lines: status per target, and the reason for each that did not pass.
+TABLE_LOGS=("$LOG")
+if [ -n "$OTHER_LOG" ] && [ -s "$OTHER_LOG" ]; then
+	echo "blktests: the other target's column from $OTHER_LOG ($(date -r "$OTHER_LOG" -u '+%F %H:%M UTC'))"
+	TABLE_LOGS+=("$OTHER_LOG")
+fi
 awk -F'|' -v lacks="$(for k in "${!ERNICD_LACKS[@]}"; do printf '%s=%s;' "$k" "${ERNICD_LACKS[$k]}"; done)" \
 	-v cannot="$(for k in "${!EXTERNAL_CANNOT[@]}"; do printf '%s=%s;' "$k" "${EXTERNAL_CANNOT[$k]}"; done)" '
 	BEGIN {
@@ -102,7 +118,7 @@ awk -F'|' -v lacks="$(for k in "${!ERNICD_LACKS[@]}"; do printf '%s=%s;' "$k" "$
 		}
 		printf "passed: nvmet-tcp %d, ernicd %d of %d\n", np_n, np_e, nt
 		for (i = 1; i <= ng; i++) printf "GATE %s\n", gate[i]
-	}' "$LOG" >"$OUT/table.txt"
+	}' "${TABLE_LOGS[@]}" >"$OUT/table.txt"
 grep -v '^GATE ' "$OUT/table.txt"
 
 if grep -q '^GATE ' "$OUT/table.txt"; then
