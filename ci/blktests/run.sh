@@ -24,6 +24,7 @@ SRC=${BLKTESTS:-$ROOT/../shared/blktests}
 
 # Tests no external target can pass as written (blktests 613b837), each with why. They are reported, never gated.
 declare -A EXTERNAL_CANNOT=(
+	[nvme/030]="adds subsystems and hosts in nvmet's configfs to watch the discovery generation counter (blktests marks it _require_kernel_nvme_target)"
 	[nvme/048]="reads nvmet's configfs attr_qid_max to change the queue count"
 	[nvme/051]="enables and disables namespaces through nvmet's configfs"
 	[nvme/057]="sets ANA states through nvmet's configfs"
