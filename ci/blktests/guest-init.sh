@@ -92,8 +92,8 @@ for t in $TESTS; do
 		log=$out/${t//\//-}.log
 		say "$target $t: running"
 		start=$(date +%s)
-		# Not the console as stdin: timeout runs check in a process group of its own, which the console's
-		# job control stops (SIGTTIN) at the first read from it; nvme/032 then sat idle until the timeout.
+		# Not the console as stdin: timeout runs check in a process group of its own, which the console's job
+		# control would stop (SIGTTIN) at a read from it.
 		env "${env_t[@]}" timeout -k 10 "$PER_TEST" ./check -o "$out" "$t" </dev/null >"$log" 2>&1
 		rc=$?
 		res=$(find "$out" -path "*/$t" -type f 2>/dev/null | head -n 1)
