@@ -13,6 +13,7 @@
 #        BLKT_TARGETS=nvmet|ernicd  one target per boot (default both in one boot): the whole group in two runs
 #                       of half the time each. A one-target run logs to console.<target>.log and its table takes
 #                       the other target's column from console.<other>.log when there is one (it says so).
+#        BLKT_TABLE_WITH="LOG..."  console logs of earlier boots whose rows join the table (a group run in parts)
 # Out:   build/blktests/console.log (console.<target>.log), build/blktests/table.txt
 set -euo pipefail
 
@@ -70,6 +71,9 @@ ernicd) LOG=$OUT/console.ernicd.log; OTHER_LOG=$OUT/console.nvmet.log ;;
 esac
 NTARGETS=$(echo "$TARGETS" | tr , '\n' | wc -l)
 NTESTS=$#
+for f in ${BLKT_TABLE_WITH:-}; do
+	[ -s "$f" ] || die "BLKT_TABLE_WITH: no log $f"
+done
 TIMEOUT=${BLKT_TIMEOUT:-$([ "$WHOLE" = 1 ] && echo $((3600 * NTARGETS)) || echo $((240 + 150 * NTARGETS * NTESTS)))}
 command -v qemu-system-x86_64 >/dev/null || die "missing qemu-system-x86_64 (run: ci/deps.sh lane blktests)"
 
@@ -92,6 +96,10 @@ grep -q '^BLKT-DONE' "$LOG" || echo "blktests: the guest did not finish (see $LO
 
 # The table, from the guest's BLKT lines: status per target, and the reason for each that did not pass.
 TABLE_LOGS=("$LOG")
+for f in ${BLKT_TABLE_WITH:-}; do
+	echo "blktests: rows of an earlier boot from $f ($(date -r "$f" -u '+%F %H:%M UTC'))"
+	TABLE_LOGS+=("$f")
+done
 if [ "$WHOLE" = 1 ]; then
 	for t in "${!LEFT_OUT[@]}"; do
 		printf 'BLKT|nvmet|%s|left out|%s\nBLKT|ernicd|%s|left out|%s\n' "$t" "${LEFT_OUT[$t]}" "$t" "${LEFT_OUT[$t]}"
