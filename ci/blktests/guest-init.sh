@@ -62,7 +62,8 @@ reason_of() { # OUTDIR TEST LOG STATUS
 	res=$(find "$1" -path "*/$2" -type f 2>/dev/null | head -n 1)
 	case "$4" in
 	"not run")
-		awk '/\[not run\]/ { on = 1; next } on && /^    / { sub(/^ +/, ""); print; exit }' "$3"
+		# check prints the skip reasons indented under the test's line, after its runtime.
+		awk '/\[not run\]/ { on = 1; next } on && /^    / && !/^ +runtime / { sub(/^ +/, ""); print; exit }' "$3"
 		return
 		;;
 	fail) ;;
