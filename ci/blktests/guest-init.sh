@@ -49,6 +49,7 @@ mkdir -p /results
 mkfs.xfs -q -f /dev/ram0 && mount /dev/ram0 /results || { say "cannot make xfs on /dev/ram0"; bye; }
 
 cd /blktests || { say "no /blktests"; bye; }
+say "results on xfs over /dev/ram0; each test at most ${PER_TEST} s"
 if [ "$TESTS" = nvme ]; then
 	TESTS=$(cd tests && ls -1 nvme/[0-9][0-9][0-9] | tr '\n' ' ')
 fi
@@ -61,7 +62,8 @@ reason_of() { # OUTDIR TEST LOG STATUS
 	res=$(find "$1" -path "*/$2" -type f 2>/dev/null | head -n 1)
 	case "$4" in
 	"not run")
-		awk '/\[not run\]/ { on = 1; next } on && /^    / { sub(/^ +/, ""); print; exit }' "$3"
+		# check prints the skip reasons indented under the test's line, after its runtime.
+		awk '/\[not run\]/ { on = 1; next } on && /^    / && !/^ +runtime / { sub(/^ +/, ""); print; exit }' "$3"
 		return
 		;;
 	fail) ;;
@@ -89,8 +91,11 @@ for t in $TESTS; do
 			env_t+=(NVME_TARGET_CONTROL=/blktests-ctl/ernicd-target ERNICD=/usr/bin/ernicd)
 		fi
 		log=$out/${t//\//-}.log
+		say "$target $t: running"
 		start=$(date +%s)
-		env "${env_t[@]}" timeout -k 10 "$PER_TEST" ./check -o "$out" "$t" >"$log" 2>&1
+		# Not the console as stdin: timeout runs check in a process group of its own, which the console's job
+		# control would stop (SIGTTIN) at a read from it.
+		env "${env_t[@]}" timeout -k 10 "$PER_TEST" ./check -o "$out" "$t" </dev/null >"$log" 2>&1
 		rc=$?
 		res=$(find "$out" -path "*/$t" -type f 2>/dev/null | head -n 1)
 		status=$(awk -F'\t' '$1 == "status" { print $2 }' "$res" 2>/dev/null)

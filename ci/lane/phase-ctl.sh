@@ -67,6 +67,7 @@ ctl_size_is() { [ "$(cat "/sys/class/block/$(basename "$1")/size" 2>/dev/null)" 
 ctl_ns2_there() { CTL_DEV2=$(ns_dev "$NQN_CTL" 2) && [ -n "$CTL_DEV2" ]; }
 ctl_writes() { awk '{ print $5 }' "$1/stat"; } # ctl_writes PATH: writes completed on a path
 ctl_writes_ge() { [ "$(ctl_writes "$1")" -ge "$2" ]; }   # ctl_writes_ge PATH N
+ctl_idle() { [ "$(awk '{ print $1 + $2 }' "$1/inflight")" = 0 ]; } # ctl_idle PATH: no request in flight on it
 ctl_has_ctrl() { [ -n "$(ctl_ctrl_at "$1")" ]; }         # ctl_has_ctrl TRSVCID
 ctl_subsys_of() { # ctl_subsys_of CTRL: the /sys/class/nvme-subsystem directory holding controller CTRL
 	local s
@@ -182,6 +183,9 @@ ctl_ana() {
 	fi
 	ctl ana set "$ADDR:$CTL_GOES" all inaccessible
 	ctl_wait 20 "the host sees :$CTL_GOES inaccessible" ctl_ana_is "$p0" inaccessible
+	# Writes sent on that path before the host saw the change may still complete (or fail over, which the path
+	# counts as completed too): its count is taken once none is left in flight.
+	ctl_wait 20 "no request in flight on :$CTL_GOES" ctl_idle "$p0"
 	w0=$(ctl_writes "$p0")
 	w1=$(ctl_writes "$p1")
 	log "host: $(basename "$p0") (:$CTL_GOES) $(cat "$p0/ana_state"), $(basename "$p1") (:$CTL_STAYS)" \
