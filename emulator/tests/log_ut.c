@@ -13,36 +13,6 @@
 
 static const char *const kinds[] = { "connection request rejected", "disconnect" };
 
-/* Lines of @text containing @has. */
-static unsigned int count_lines(const char *text, const char *has)
-{
-	unsigned int n = 0;
-
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *end = strchr(l, '\n');
-		const char *hit = strstr(l, has);
-
-		if (hit && (!end || hit < end))
-			n++;
-	}
-	return n;
-}
-
-static char *file_text(FILE *f)
-{
-	long n;
-	char *buf;
-
-	fflush(f);
-	n = ftell(f);
-	CU_ASSERT_FATAL(n >= 0);
-	buf = calloc(1, (size_t)n + 1);
-	CU_ASSERT_FATAL(buf != NULL);
-	rewind(f);
-	CU_ASSERT(fread(buf, 1, (size_t)n, f) == (size_t)n);
-	return buf;
-}
-
 static void test_a_flood_of_one_kind_writes_the_burst_then_one_summary_other_kinds_unaffected(void)
 {
 	FILE *f = tmpfile();
@@ -60,15 +30,15 @@ static void test_a_flood_of_one_kind_writes_the_burst_then_one_summary_other_kin
 	ernic_log(&log, 1, "disconnect host h qid 1");
 	ernic_log_flush(&log, true);
 	ernic_log_fini(&log);
-	text = file_text(f);
-	CU_ASSERT(count_lines(text, "ernicd: peer 10.0.0.2:") >= 4);
-	CU_ASSERT(count_lines(text, "ernicd: peer 10.0.0.2:") <= 8);
-	CU_ASSERT_EQUAL(count_lines(text, "ernicd: disconnect host h qid 1"), 1);
-	if (count_lines(text, "ernicd: peer 10.0.0.2:") == 4) {
+	text = ut_file_text(f);
+	CU_ASSERT(ut_count_lines(text, "ernicd: peer 10.0.0.2:") >= 4);
+	CU_ASSERT(ut_count_lines(text, "ernicd: peer 10.0.0.2:") <= 8);
+	CU_ASSERT_EQUAL(ut_count_lines(text, "ernicd: disconnect host h qid 1"), 1);
+	if (ut_count_lines(text, "ernicd: peer 10.0.0.2:") == 4) {
 		CU_ASSERT_PTR_NOT_NULL(strstr(text, "ernicd: suppressed 6 similar lines: connection request rejected\n"));
 	}
-	CU_ASSERT_EQUAL(count_lines(text, "suppressed"), count_lines(text, "ernicd: peer 10.0.0.2:") == 8 ? 0 : 1);
-	CU_ASSERT_EQUAL(count_lines(text, "similar lines: disconnect"), 0);
+	CU_ASSERT_EQUAL(ut_count_lines(text, "suppressed"), ut_count_lines(text, "ernicd: peer 10.0.0.2:") == 8 ? 0 : 1);
+	CU_ASSERT_EQUAL(ut_count_lines(text, "similar lines: disconnect"), 0);
 	free(text);
 	fclose(f);
 }
@@ -90,7 +60,7 @@ static void test_no_log_file_writes_nothing_and_an_unknown_kind_is_ignored(void)
 	ernic_log(&log, 2, "a kind the port does not have");
 	ernic_log_flush(&log, true);
 	ernic_log_fini(&log);
-	text = file_text(f);
+	text = ut_file_text(f);
 	CU_ASSERT_STRING_EQUAL(text, "");
 	free(text);
 	fclose(f);

@@ -1097,37 +1097,6 @@ static void test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib(voi
 
 /* ---------------------------------------------------------------- logging */
 
-/* The whole log, after the port is gone; NUL-terminated. */
-static char *log_text(FILE *log)
-{
-	long n;
-	char *buf;
-
-	fflush(log);
-	n = ftell(log);
-	CU_ASSERT_FATAL(n >= 0);
-	buf = calloc(1, (size_t)n + 1);
-	CU_ASSERT_FATAL(buf != NULL);
-	rewind(log);
-	CU_ASSERT(fread(buf, 1, (size_t)n, log) == (size_t)n);
-	return buf;
-}
-
-static unsigned int count_lines(const char *text, const char *has)
-{
-	unsigned int n = 0;
-
-	for (const char *l = text; *l;) {
-		const char *end = strchr(l, '\n');
-		size_t len = end ? (size_t)(end - l) : strlen(l);
-
-		if (!has || memmem(l, len, has, strlen(has)))
-			n++;
-		l += len + (end ? 1 : 0);
-	}
-	return n;
-}
-
 static void test_host_nqn_in_log_lines_is_escaped(void)
 {
 	FILE *log = tmpfile();
@@ -1140,10 +1109,10 @@ static void test_host_nqn_in_log_lines_is_escaped(void)
 	th_icreq(th, 0);
 	CU_ASSERT(th_connect_as(th, "nqn.2014-08.org.example:\n\x1b[31mred\\", SUBNQN, 0, NULL) == 0);
 	th_teardown(th);
-	text = log_text(log);
+	text = ut_file_text(log);
 	/* A connect line and a disconnect line, nothing unprintable in either. */
-	CU_ASSERT(count_lines(text, NULL) == 2);
-	CU_ASSERT(count_lines(text, "nqn.2014-08.org.example:\\x0a\\x1b[31mred\\x5c ") == 2);
+	CU_ASSERT(ut_count_lines(text, NULL) == 2);
+	CU_ASSERT(ut_count_lines(text, "nqn.2014-08.org.example:\\x0a\\x1b[31mred\\x5c ") == 2);
 	for (const char *c = text; *c; c++)
 		CU_ASSERT_FATAL(*c == '\n' || (*c >= 0x20 && *c < 0x7f));
 	free(text);
@@ -1170,8 +1139,8 @@ static void test_refused_connects_are_rate_limited_with_a_summary(void)
 			  NVME_SC_CONNECT_INVALID_PARAM);
 	secs = (ernic_now_ns() - start) / 1000000000ull + 1;
 	th_teardown(th);
-	text = log_text(log);
-	refused = count_lines(text, "connect refused host");
+	text = ut_file_text(log);
+	refused = ut_count_lines(text, "connect refused host");
 	CU_ASSERT(refused >= 1);
 	CU_ASSERT(refused <= ERNIC_TCP_LOG_BURST * secs);
 	for (const char *l = strstr(text, "suppressed "); l; l = strstr(l + 1, "suppressed ")) {
