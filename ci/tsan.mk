@@ -1,5 +1,5 @@
 # ThreadSanitizer: libernic and the CUnit programs that run threads (in-process
-# pollers and rings, NVMe/TCP connection threads, MR-table cycles, faulted
+# pollers and rings, NVMe/TCP connection threads, the trace writer, MR-table cycles, faulted
 # namespaces under two pollers, the I/O Connect racing an admin queue close, namespaces
 # and subsystems removed under a write loop) built with
 # clang -fsanitize=thread into $(TSAN_BUILD), run with any report fatal.
@@ -10,7 +10,7 @@
 
 TSAN_CC    ?= clang-14
 TSAN_BUILD ?= build-tsan
-TSAN_UT    := inproc_ut tcp_ut mrbudget_ut stages_ut rdma_ut io_ut storage_ut ctrlr_ut nvmf_ut
+TSAN_UT    := inproc_ut tcp_ut trace_ut mrbudget_ut stages_ut rdma_ut io_ut storage_ut ctrlr_ut nvmf_ut
 TSAN_BINS  := $(patsubst emulator/tests/%.c,$(TSAN_BUILD)/tests/%,\
 	$(filter $(TSAN_UT:%=emulator/tests/%.c),$(wildcard emulator/tests/*_ut.c)))
 TSAN_ENV   := TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(abspath ci/tsan.supp)"

@@ -18,8 +18,9 @@
 # Then the ctl phase (ci/lane/phase-ctl.sh): namespaces added, resized and removed and ANA failover across two
 # listeners, all through ernicctl while the host is connected.
 #
-# Then the lad phase (ci/lane/phase-lad.sh): the fabric LAD against nvmet-tcp and ernicd, its raw traces printed
-# between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END" lines.
+# Then the lad phase (ci/lane/phase-lad.sh): the fabric LAD against the kernel target and ernicd over NVMe/TCP and
+# NVMe/RDMA, its raw traces printed between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END"
+# lines.
 #
 # Prints step lines "lane [uptime] <phase>: <what>", the suites' CSV files between
 # "ERNIC-LANE-CSV-BEGIN <phase> <suite>" and "ERNIC-LANE-CSV-END <phase> <suite>", ernicd's exit counters as JSON

@@ -1,13 +1,18 @@
 # shellcheck shell=dash
 # The lane's lad phase, sourced by /init (guest-init.sh): the fabric LAD (suites/lad/fabric-collect) on
-# /dev/nvme0n1 against the kernel's nvmet-tcp (a null_blk namespace, its block events the storage stage) and
-# against ernicd (its --trace of 1 command in LAD_SAMPLE), both over NVMe/TCP on the guest's 127.0.0.1. The raw
-# traces go out gzipped and in base64 (the emulated serial console is the lane's slowest part) between
-# "ERNIC-LANE-FILE-BEGIN lad <target>/<file>.gz.b64" and "ERNIC-LANE-FILE-END ..." lines; the host decodes and
-# joins them (ci/lane/run.sh calls suites/lad/fabric-report --check). Uses guest-init.sh's helpers.
+# /dev/nvme0n1 against the kernel's target (a null_blk namespace, its block events the storage stage) and against
+# ernicd (its --trace of 1 command in LAD_SAMPLE), over NVMe/TCP on the guest's 127.0.0.1 (nvmet-tcp), then over
+# NVMe/RDMA on the rdma phase's soft-RoCE veth pair (nvmet-rdma, ernicd --transport rdma; ci/lane/phase-rdma.sh,
+# whose fabric is set up here when that phase was skipped). The raw traces go out gzipped and in base64 (the
+# emulated serial console is the lane's slowest part) between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>.gz.b64"
+# and "ERNIC-LANE-FILE-END ..." lines, <target> one of nvmet, ernicd, nvmet-rdma, ernicd-rdma; the host decodes
+# and joins them (ci/lane/run.sh calls suites/lad/fabric-report --check, which also prints seeds/002's TCP-vs-RDMA
+# comparison per target). Uses guest-init.sh's and phase-rdma.sh's helpers.
 
 NQN_LAD_NVMET=nqn.2024-01.org.ernic:lane-lad-nvmet
 NQN_LAD_ERNICD=nqn.2024-01.org.ernic:lane-lad-ernicd
+NQN_LAD_NVMET_RDMA=nqn.2024-01.org.ernic:lane-lad-nvmet-rdma
+NQN_LAD_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-lad-ernicd-rdma
 LAD_SAMPLE=2 # ernicd stamps 1 command in this many: tens to hundreds of samples per depth in 1 s under TCG
 LAD_TRACE=/tmp/lad-ernicd.trace
 
@@ -36,33 +41,43 @@ lad_collect() { # lad_collect TARGET-NAME FABRIC-COLLECT-ARGS...: both depths on
 	log "$name: traces sent"
 }
 
-lad_nvmet() {
-	local s p
+lad_nvmet() { # lad_nvmet tcp|rdma: the kernel target on a null_blk namespace over that transport
+	local s p trtype traddr trsvcid nqn name
+	trtype=$1
+	if [ "$trtype" = tcp ]; then
+		nqn=$NQN_LAD_NVMET traddr=$ADDR trsvcid=$PORT p=$NVMET/ports/2 name=nvmet
+	else
+		nqn=$NQN_LAD_NVMET_RDMA traddr=$RDMA_ADDR trsvcid=$RDMA_PORT p=$NVMET/ports/3 name=nvmet-rdma
+	fi
 	[ -b /dev/nullb0 ] || modprobe null_blk nr_devices=1 gb=1 bs=4096 memory_backed=1 ||
 		fail "modprobe null_blk failed"
 	[ -b /dev/nullb0 ] || fail "null_blk gave no /dev/nullb0"
-	s=$NVMET/subsystems/$NQN_LAD_NVMET
+	s=$NVMET/subsystems/$nqn
 	mkdir "$s" || fail "cannot create the nvmet subsystem"
 	echo 1 >"$s/attr_allow_any_host"
 	if [ -e "$s/attr_qid_max" ]; then echo "$QUEUES" >"$s/attr_qid_max"; fi
 	mkdir "$s/namespaces/1"
 	echo /dev/nullb0 >"$s/namespaces/1/device_path"
 	echo 1 >"$s/namespaces/1/enable" || fail "cannot enable the null_blk namespace"
-	p=$NVMET/ports/2
 	mkdir "$p"
-	echo tcp >"$p/addr_trtype"
+	echo "$trtype" >"$p/addr_trtype"
 	echo ipv4 >"$p/addr_adrfam"
-	echo "$ADDR" >"$p/addr_traddr"
-	echo "$PORT" >"$p/addr_trsvcid"
-	ln -s "$s" "$p/subsystems/$NQN_LAD_NVMET" || fail "cannot bind the subsystem to the port"
-	wait_listen ""
-	connect "$NQN_LAD_NVMET"
-	lad_collect nvmet --nvmet-backing /dev/nullb0
-	disconnect "$NQN_LAD_NVMET"
-	rm -f "$p/subsystems/$NQN_LAD_NVMET"
+	echo "$traddr" >"$p/addr_traddr"
+	echo "$trsvcid" >"$p/addr_trsvcid"
+	ln -s "$s" "$p/subsystems/$nqn" || fail "cannot bind the subsystem to the $trtype port"
+	if [ "$trtype" = tcp ]; then
+		wait_listen ""
+		connect "$nqn"
+	else
+		rdma_connect "$nqn" -i 8 -W 8
+	fi
+	lad_collect "$name" --nvmet-backing /dev/nullb0
+	disconnect "$nqn"
+	rm -f "$p/subsystems/$nqn"
 	rmdir "$p"
 	echo 0 >"$s/namespaces/1/enable"
 	rmdir "$s/namespaces/1" "$s"
+	[ "$trtype" = tcp ] || return 0
 	set_deadline 5
 	while listening; do
 		if past_deadline; then fail "nvmet-tcp still listens on $ADDR:$PORT after removing the port"; fi
@@ -70,33 +85,51 @@ lad_nvmet() {
 	done
 }
 
-lad_ernicd() {
-	local pid
-	set -- --listen "$ADDR:$PORT" --nqn "$NQN_LAD_ERNICD" --backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" \
+lad_ernicd() { # lad_ernicd tcp|rdma: ernicd sampling 1 command in LAD_SAMPLE over that transport
+	local pid trtype nqn name
+	trtype=$1
+	rm -f "$LAD_TRACE"
+	if [ "$trtype" = tcp ]; then
+		nqn=$NQN_LAD_ERNICD name=ernicd
+		set -- --listen "$ADDR:$PORT"
+	else
+		nqn=$NQN_LAD_ERNICD_RDMA name=ernicd-rdma
+		set -- --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT"
+	fi
+	set -- "$@" --nqn "$nqn" --backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" \
 		--trace "$LAD_TRACE" --trace-sample "$LAD_SAMPLE" --stats "$ERNICD_STATS"
 	log "ernicd $*"
 	ernicd "$@" 2>"$ERNICD_LOG" &
 	ERNICD_PID=$!
-	wait_listen "$ERNICD_PID"
-	connect "$NQN_LAD_ERNICD"
-	lad_collect ernicd --ernicd-trace "$LAD_TRACE"
-	disconnect "$NQN_LAD_ERNICD"
+	if [ "$trtype" = tcp ]; then
+		wait_listen "$ERNICD_PID"
+		connect "$nqn"
+	else
+		ernicd_rdma_wait_listen
+		rdma_connect "$nqn" -i 8 -W 8
+	fi
+	lad_collect "$name" --ernicd-trace "$LAD_TRACE"
+	disconnect "$nqn"
 	pid=$ERNICD_PID
 	ERNICD_PID=""
 	rm -f "$ERNICD_STATS"
-	stop_ernicd "$pid" ernicd
-	# Its own stage means (tcp_stages), beside the joined table.
-	if [ -s "$ERNICD_STATS" ]; then emit_json lad-ernicd-stats "$ERNICD_STATS"; fi
+	stop_ernicd "$pid" "$name"
+	# Its own stage means (tcp_stages, rdma_stages), beside the joined table.
+	if [ -s "$ERNICD_STATS" ]; then emit_json "lad-$name-stats" "$ERNICD_STATS"; fi
 }
 
 phase_lad() {
 	# shellcheck disable=SC2034 # guest-init.sh reads it
 	PHASE=lad
 	LAD_RUNTIME=$RUNTIME
-	lad_nvmet
+	lad_nvmet tcp
 	if [ -x /bin/ernicd ]; then
-		lad_ernicd
+		lad_ernicd tcp
 	else
 		log "ernicd half skipped: no /bin/ernicd in this guest"
 	fi
+	# NVMe/RDMA: the rdma phase's fabric, set up now if that phase did not run.
+	if [ ! -e /sys/class/infiniband/rxe0 ]; then rdma_fabric_up; fi
+	lad_nvmet rdma
+	if [ -x /bin/ernicd ]; then lad_ernicd rdma; fi
 }

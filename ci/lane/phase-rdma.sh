@@ -12,6 +12,16 @@
 # a local address to the netdev that owns it (never to lo, which has no RDMA device: why 127.0.0.1 fails) and rxe
 # loops the packets back. Nothing leaves the guest, which has no network device.
 #
+# ernicd in a network namespace of its own was tried (2026-12-01, kernel 6.1.0-57): a second veth pair, veth2
+# (10.0.1.1, rxe2) in init_net and veth3 moved into netns ernic-tgt with 10.0.1.2, rxe3 created on it from inside
+# the namespace (rdma link add works there; the device is shared), ping across the pair answered, and
+# `ip netns exec ernic-tgt ernicd --transport rdma --listen
+# 10.0.1.2:4420` bound and listened; but `nvme connect -t rdma -a 10.0.1.2` from init_net never got an answer to
+# its CM request and was killed after 30 s ("rdma connection establishment failed (-512)"). 6.1's rxe opens its
+# RoCEv2 UDP socket (port 4791) and routes its packets in init_net only (rxe_net.c: rxe_setup_udp_tunnel(&init_net,
+# ...), ip_route_output_key(&init_net, ...)), so RoCE packets arriving on a veth end in another namespace find no
+# receiver. Hence both ends stay in init_net until the lane's kernel has rxe with network namespace support.
+#
 # CSV rows come out under the phases rdma-ernicd and rdma-nvmet (run.sh pairs them for the ratios and sets them
 # beside the TCP phases' rows).
 

@@ -199,14 +199,21 @@ done
 # The fabric LAD (lad phase): the guest's raw traces joined here, the table checked complete.
 LAD_OK=yes
 LAD_DIRS=()
-for d in "$RES"/files/lad/nvmet "$RES"/files/lad/ernicd; do [ -s "$d/meta" ] && LAD_DIRS+=("$d"); done
+for t in nvmet ernicd nvmet-rdma ernicd-rdma; do
+	d=$RES/files/lad/$t
+	[ -s "$d/meta" ] && LAD_DIRS+=("$d")
+done
 if [ ${#LAD_DIRS[@]} -gt 0 ]; then
 	echo
-	echo "lane: per-stage latency over NVMe/TCP (suites/lad/fabric-report ${LAD_DIRS[*]#"$ROOT"/})"
+	echo "lane: per-stage latency over NVMe/TCP and NVMe/RDMA (suites/lad/fabric-report ${LAD_DIRS[*]#"$ROOT"/})"
 	"$ROOT/suites/lad/fabric-report" --check --no-csv "${LAD_DIRS[@]}" | tee "$OUT/lad.txt" || LAD_OK=no
-	if [ -s "$RES/lad-ernicd-stats.json" ]; then
-		echo "lane: ernicd's own stage means (us): $(jq -c '.tcp_stages.mean_us' "$RES/lad-ernicd-stats.json")"
-	fi
+	for t in tcp rdma; do
+		f=$RES/lad-ernicd$([ $t = tcp ] || echo -rdma)-stats.json
+		if [ -s "$f" ]; then
+			echo "lane: ernicd's own stage means over $t (us): $(jq -c ".${t}_stages.mean_us" "$f")" |
+				tee -a "$OUT/lad.txt"
+		fi
+	done
 elif [[ ,${LANE_SKIP:-}, != *,lad,* ]] && grep -q '^ERNIC-LANE: PASS' "$LOG"; then
 	echo "lane: the lad phase printed no traces"
 	LAD_OK=no

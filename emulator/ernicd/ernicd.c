@@ -50,7 +50,7 @@ static const char usage[] =
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
 	"  --transport T       tcp (default) or rdma (listen on an RDMA device's address;\n"
-	"                      --max-connections and --idle-timeout are TCP's only)\n"
+	"                      --idle-timeout is TCP's only)\n"
 	"  --listen ADDR:PORT  address to listen on (default " ERNICD_DEFAULT_ADDR ":" ERNICD_DEFAULT_PORT
 	"; IPv6 as [ADDR]:PORT)\n"
 	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
@@ -59,9 +59,10 @@ static const char usage[] =
 	"                      mdts=N caps a transfer at 4 KiB << N, default 5; mdts=0 is no limit).\n"
 	"                      Default: $ERNIC_BACKEND, else nvmeof:size=1G,bs=4096 in RAM\n"
 	"  --allow-host NQN    accept Connect only from these host NQNs (repeat); default any host\n"
-	"  --max-connections N connections served at once (1..65536, default " ERNICD_STR(ERNIC_TCP_MAX_CONNECTIONS)
-	");\n"
-	"                      one more is closed as soon as it is accepted\n"
+	"  --max-connections N connections (RDMA: queue pairs) served at once (1..65536, default "
+	ERNICD_STR(ERNIC_TCP_MAX_CONNECTIONS) ");\n"
+	"                      one more is closed as soon as it is accepted (RDMA: its connect\n"
+	"                      request is rejected, status no resources)\n"
 	"  --idle-timeout SECONDS  close a connection that has not completed ICReq and Connect\n"
 	"                      within SECONDS, or stops inside a PDU that long (1..3600, default "
 	ERNICD_STR(ERNICD_DEFAULT_IDLE_S) ");\n"
@@ -72,10 +73,12 @@ static const char usage[] =
 	"  --control PATH      serve control requests (ernicctl) on a Unix socket at PATH, mode 0600\n"
 	"  --trace PATH        write one line per sampled I/O command to PATH: qid, cid, opcode,\n"
 	"                      status and CLOCK_MONOTONIC ns stamps (capsule received, handed to\n"
-	"                      the core, storage start and done, response queued, last byte sent)\n"
+	"                      the core, storage start and done, response queued, response sent;\n"
+	"                      over RDMA also the RDMA READ or WRITE posted and completed and the\n"
+	"                      response SEND completed)\n"
 	"  --trace-sample N    stamp 1 in N commands on each I/O queue (1..1000000; default\n"
 	"                      " ERNICD_STR(ERNIC_STAGE_SAMPLE_DEFAULT) " with --trace, else off); the stage means go into\n"
-	"                      the counters JSON as \"tcp_stages\"\n"
+	"                      the counters JSON as \"tcp_stages\" (and \"rdma_stages\")\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -100,6 +103,9 @@ struct ernicd_opts {
 	const char *trace;
 	unsigned int trace_sample;
 };
+
+/* The NVMe/RDMA port, a pointer only when built without rdma-core. */
+struct ernic_rdma_port;
 
 static void __attribute__((noreturn)) bad_arg(const char *opt, const char *value, const char *why)
 {
@@ -265,40 +271,60 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 }
 
 /*
- * The target's counters JSON, with the listeners' stage means as "tcp_stages"
- * when they sample; NULL when out of memory.
+ * @json with one more member, "@name": the stage stats @st (the object's
+ * closing brace gives way to it); frees @json. NULL when out of memory.
  */
-static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, bool sampling)
+static char *json_add_stages(char *json, const char *name, const struct ernic_trace_stats *st)
+{
+	char stages[2048], *out;
+	size_t len = json ? strlen(json) : 0;
+
+	if (!json || ernic_trace_stats_json(st, stages, sizeof(stages)) < 0 || len < 2 || json[len - 1] != '}' ||
+	    !(out = malloc(len + strlen(name) + strlen(stages) + 8))) {
+		free(json);
+		return NULL;
+	}
+	json[len - 1] = '\0';
+	sprintf(out, "%s,\"%s\":%s}", json, name, stages);
+	free(json);
+	return out;
+}
+
+/*
+ * The target's counters JSON, with the listeners' stage means as "tcp_stages"
+ * and, over NVMe/RDMA, "rdma_stages" when they sample; NULL when out of memory.
+ */
+static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, struct ernic_rdma_port *rport,
+			   bool sampling)
 {
 	static struct ernic_counters c;
-	struct ernic_tcp_stage_stats st;
-	char stages[1024], *buf, *out;
-	size_t len;
+	struct ernic_trace_stats st;
+	char *buf;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
 	if (!buf || !sampling)
 		return buf;
 	ernic_control_tcp_stage_stats(ctl, &st);
-	len = strlen(buf);
-	/* The object's closing brace gives way to one more member. */
-	if (ernic_tcp_stage_stats_json(&st, stages, sizeof(stages)) < 0 || len < 2 || buf[len - 1] != '}' ||
-	    !(out = malloc(len + strlen(stages) + 32))) {
-		free(buf);
-		return NULL;
+	buf = json_add_stages(buf, "tcp_stages", &st);
+#ifdef ERNIC_HAVE_RDMA
+	if (rport) {
+		ernic_rdma_port_stage_stats(rport, &st);
+		buf = json_add_stages(buf, "rdma_stages", &st);
 	}
-	buf[len - 1] = '\0';
-	sprintf(out, "%s,\"tcp_stages\":%s}", buf, stages);
-	free(buf);
-	return out;
+#else
+	(void)rport;
+#endif
+	return buf;
 }
 
-static void print_counters(struct ernic_target *tgt, struct ernic_control *ctl, const struct ernicd_opts *o)
+static void print_counters(struct ernic_target *tgt, struct ernic_control *ctl, struct ernic_rdma_port *rport,
+			   const struct ernicd_opts *o)
 {
 	const char *stats_path = o->stats;
 	char *buf;
 
-	buf = counters_json(tgt, ctl, o->trace_sample != 0);
+	buf = counters_json(tgt, ctl, rport, o->trace_sample != 0);
 	if (!buf) {
 		fprintf(stderr, "%s: cannot format the counters: out of memory\n", ERNICD);
 		return;
@@ -346,9 +372,9 @@ int main(int argc, char **argv)
 	struct ernic_target *tgt = NULL;
 	struct ernic_control *ctl = NULL;
 	FILE *trace = NULL;
+	struct ernic_rdma_port *rport = NULL;
 #ifdef ERNIC_HAVE_RDMA
 	struct ernic_rdma_port_opts ropts = { .log = stderr, .ident = ERNICD };
-	struct ernic_rdma_port *rport = NULL;
 	uint16_t rdma_portid = 0;
 #endif
 	const char *env = getenv("ERNIC_BACKEND");
@@ -384,9 +410,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	popts.trace = trace;
+	/* One writer per file: over NVMe/RDMA the RDMA port writes it, the control plane's listeners only sum. */
+	popts.trace = o.rdma ? NULL : trace;
 	popts.sample_every = o.trace_sample;
 	popts.max_connections = o.max_connections;
+#ifdef ERNIC_HAVE_RDMA
+	ropts.trace = o.rdma ? trace : NULL;
+	ropts.sample_every = o.trace_sample;
+	ropts.max_queues = o.max_connections;
+#endif
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;
 	topts.allow_hosts = o.nr_allow ? o.allow : NULL;
@@ -465,7 +497,7 @@ int main(int argc, char **argv)
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGUSR1) {
-			print_counters(tgt, ctl, &o);
+			print_counters(tgt, ctl, rport, &o);
 			continue;
 		}
 		break;
@@ -482,7 +514,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
-	print_counters(tgt, ctl, &o);
+	print_counters(tgt, ctl, rport, &o);
 #ifdef ERNIC_HAVE_RDMA
 	ernic_rdma_port_destroy(rport);
 #endif

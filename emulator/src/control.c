@@ -886,22 +886,17 @@ int ernic_control_listen(struct ernic_control *ctl, const char *path, char *err,
 
 /* ---------------------------------------------------------------- lifetime */
 
-void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_tcp_stage_stats *s)
+void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_trace_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_lock(&ctl->lock);
 	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_PORTS; i++) {
-		struct ernic_tcp_stage_stats p;
+		struct ernic_trace_stats p;
 
 		if (!ctl->listeners[i].port)
 			continue;
 		ernic_tcp_port_stage_stats(ctl->listeners[i].port, &p);
-		s->samples += p.samples;
-		s->dropped += p.dropped;
-		for (int k = 0; k < ERNIC_TCP_STAGE_COUNT; k++) {
-			s->sum_ns[k] += p.sum_ns[k];
-			s->max_ns[k] = MAX(s->max_ns[k], p.max_ns[k]);
-		}
+		ernic_trace_stats_add(s, &p);
 	}
 	pthread_mutex_unlock(&ctl->lock);
 }

@@ -30,3 +30,30 @@ uint16_t ernic_rdma_cm_req_check(const struct ernic_backend_cfg *cfg, const void
 	*nr_recv = (uint32_t)req->hsqsize + 1;
 	return 0;
 }
+
+uint16_t ernic_rdma_cm_req_admit(const struct ernic_backend_cfg *cfg, const void *pdata, size_t len,
+				 unsigned int nr_queues, unsigned int max_queues, uint16_t *qid, uint32_t *nr_recv)
+{
+	uint16_t sts = ernic_rdma_cm_req_check(cfg, pdata, len, qid, nr_recv);
+
+	if (sts)
+		return sts;
+	return nr_queues >= max_queues ? NVME_RDMA_CM_NO_RSC : 0;
+}
+
+const char *ernic_rdma_cm_status_str(uint16_t sts)
+{
+	static const char *const names[] = {
+		[NVME_RDMA_CM_INVALID_LEN] = "invalid private data length",
+		[NVME_RDMA_CM_INVALID_RECFMT] = "invalid RECFMT",
+		[NVME_RDMA_CM_INVALID_QID] = "invalid QID",
+		[NVME_RDMA_CM_INVALID_HSQSIZE] = "invalid HSQSIZE",
+		[NVME_RDMA_CM_INVALID_HRQSIZE] = "invalid HRQSIZE",
+		[NVME_RDMA_CM_NO_RSC] = "no resources",
+		[NVME_RDMA_CM_INVALID_IRD] = "invalid IRD",
+		[NVME_RDMA_CM_INVALID_ORD] = "invalid ORD",
+		[NVME_RDMA_CM_INVALID_CNTLID] = "invalid CNTLID",
+	};
+
+	return sts < ERNIC_ARRAY_SIZE(names) && names[sts] ? names[sts] : "unknown status";
+}

@@ -28,6 +28,13 @@
  *
  * The free list is under a lock because a held AER completes from whichever
  * thread raised the event; everything else runs on the queue's thread.
+ *
+ * Sampled commands (ernicd --trace) are stamped at the verbs events: the
+ * receive completion polled, the RDMA READ of a write posted and completed,
+ * the core's exec and completion, the RDMA WRITE of a read's data and the
+ * response SEND posted (one post), the WRITE's completion (signaled for a
+ * sampled command only) and the SEND's. The record is complete when the
+ * SEND's completion frees the slot.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,7 +43,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +54,9 @@
 #include <rdma/rdma_cma.h>
 
 #include "ernic/rdma.h"
+#include "log.h"
 #include "rdma.h"
+#include "trace.h"
 
 /* A command's bounce buffer: one MDTS transfer. */
 #define NVMF_RDMA_BUF_SIZE ERNIC_MAX_XFER
@@ -78,6 +86,9 @@ struct nvmf_rdma_req {
 	uint8_t *buf;	      /* registered bounce buffer, NVMF_RDMA_BUF_SIZE */
 	uint32_t h2c_len;     /* bytes the RDMA READ brought into buf */
 	uint32_t c2h_len;     /* bytes map_data gave the core to fill, to RDMA WRITE */
+	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
+	struct ernic_stage_stamps stamps;
+	struct ernic_trace_rec rec;
 	struct nvmf_rdma_req *next_free;
 } __attribute__((aligned(8)));
 
@@ -114,14 +125,33 @@ struct nvmf_rdma_queue {
 
 	pthread_t thread;
 	atomic_bool disconnect; /* the CM or the queue itself says: tear down */
+	struct ernic_trace_queue tq; /* the queue's thread only */
 	struct nvmf_rdma_queue *next;
+};
+
+/* What a log line reports; each kind is rate-limited on its own (log.h). */
+enum nvmf_rdma_log_kind {
+	NVMF_RDMA_LOG_CONNECT,
+	NVMF_RDMA_LOG_CM_REJECT, /* a connect request rejected with an NVMe/RDMA CM status */
+	NVMF_RDMA_LOG_CONNECT_REFUSED,
+	NVMF_RDMA_LOG_DISCONNECT,
+	NVMF_RDMA_LOG_TRANSPORT_ERROR,
+	NVMF_RDMA_LOG_NR,
+};
+
+static const char *const nvmf_rdma_log_kinds[NVMF_RDMA_LOG_NR] = {
+	[NVMF_RDMA_LOG_CONNECT] = "connect",
+	[NVMF_RDMA_LOG_CM_REJECT] = "connection request rejected",
+	[NVMF_RDMA_LOG_CONNECT_REFUSED] = "connect refused",
+	[NVMF_RDMA_LOG_DISCONNECT] = "disconnect",
+	[NVMF_RDMA_LOG_TRANSPORT_ERROR] = "transport error",
 };
 
 struct ernic_rdma_port {
 	struct ernic_target *tgt;
-	FILE *log;
-	pthread_mutex_t log_lock;
-	char ident[64];
+	struct ernic_log log;
+	unsigned int max_queues;
+	struct ernic_trace trace;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen_id;
 	uint16_t portnum;
@@ -149,23 +179,6 @@ static const struct ernic_transport_ops nvmf_rdma_ops = {
 	/* Every command carries a keyed SGL: IOCCSZ 4. */
 	.in_capsule_data_size = 0,
 };
-
-static void nvmf_rdma_log(struct ernic_rdma_port *port, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void nvmf_rdma_log(struct ernic_rdma_port *port, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!port->log)
-		return;
-	pthread_mutex_lock(&port->log_lock);
-	fprintf(port->log, "%s: ", port->ident);
-	va_start(ap, fmt);
-	vfprintf(port->log, fmt, ap);
-	va_end(ap);
-	fputc('\n', port->log);
-	fflush(port->log);
-	pthread_mutex_unlock(&port->log_lock);
-}
 
 /* A host NQN for a log line: printable ASCII only. */
 static void nvmf_rdma_copy_nqn(char *dst, const char *src)
@@ -274,7 +287,10 @@ static void nvmf_rdma_complete(struct ernic_req *req)
 	const struct nvme_sgl_desc *sgl = &req->sqe.dptr;
 	struct ibv_sge data_sge, rsp_sge;
 	struct ibv_send_wr data_wr, rsp_wr, *bad;
+	bool sampled = ERNIC_UNLIKELY(req->stamps != NULL);
 
+	if (sampled)
+		r->rec.queued = ernic_now_ns();
 	*r->rsp = req->cqe;
 	rsp_sge = (struct ibv_sge){ .addr = (uintptr_t)r->rsp, .length = sizeof(*r->rsp), .lkey = q->rsp_mr->lkey };
 	rsp_wr = (struct ibv_send_wr){
@@ -297,11 +313,20 @@ static void nvmf_rdma_complete(struct ernic_req *req)
 			.sg_list = &data_sge,
 			.num_sge = 1,
 			.opcode = IBV_WR_RDMA_WRITE,
+			/* Only a sampled command's WRITE completes on the CQ: its data stage ends there. */
+			.send_flags = sampled ? IBV_SEND_SIGNALED : 0,
 			.wr.rdma = { .remote_addr = sgl->addr, .rkey = sgl->keyed.key },
 		};
-		if (ibv_post_send(q->cm_id->qp, &data_wr, &bad) == 0)
+		if (sampled)
+			r->rec.data_start = ernic_now_ns();
+		if (ibv_post_send(q->cm_id->qp, &data_wr, &bad) == 0) {
+			if (sampled)
+				r->rec.sent = ernic_now_ns();
 			return;
+		}
 	} else if (ibv_post_send(q->cm_id->qp, &rsp_wr, &bad) == 0) {
+		if (sampled)
+			r->rec.sent = ernic_now_ns();
 		return;
 	}
 	/* The queue pair is gone (in error, or torn down): no completion will free the slot. */
@@ -318,14 +343,17 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	if (r->h2c_len >= sizeof(*data))
 		nvmf_rdma_copy_nqn(q->hostnqn, data->hostnqn);
 	if (status) {
-		nvmf_rdma_log(q->port, "connect refused host %s qid %u peer %s: %s", q->hostnqn[0] ? q->hostnqn : "?",
-			 cmd->qid, q->peer, ernic_status_str(status));
+		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
+			  q->hostnqn[0] ? q->hostnqn : "?", cmd->qid, q->peer, ernic_status_str(status));
 		return;
 	}
 	q->connected = true;
 	q->qid = cmd->qid;
 	q->cntlid = (uint16_t)r->req.cqe.dw0;
-	nvmf_rdma_log(q->port, "connect host %s qid %u cntlid %u peer %s", q->hostnqn, q->qid, q->cntlid, q->peer);
+	if (q->qid)
+		ernic_trace_queue_start(&q->port->trace, &q->tq);
+	ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s", q->hostnqn, q->qid,
+		  q->cntlid, q->peer);
 }
 
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
@@ -333,6 +361,8 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&r->req.sqe;
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
 
+	if (ERNIC_UNLIKELY(r->req.stamps != NULL))
+		r->rec.exec = ernic_now_ns();
 	if (ernic_req_exec(&r->req) == ERNIC_EXEC_HELD)
 		return;
 	if (connect)
@@ -352,14 +382,16 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	uint32_t len;
 
 	if (byte_len < sizeof(struct nvme_sqe)) {
-		nvmf_rdma_log(q->port, "peer %s qid %u: a %u-byte capsule, less than a command", q->peer, q->cm_qid, byte_len);
+		ernic_log(&q->port->log, NVMF_RDMA_LOG_TRANSPORT_ERROR,
+			  "peer %s qid %u: a %u-byte capsule, less than a command", q->peer, q->cm_qid, byte_len);
 		nvmf_rdma_queue_set_disconnect(q, "transport error");
 		return;
 	}
 	r = nvmf_rdma_req_get(q);
 	if (!r) {
 		/* More commands in flight than the HSQSIZE the host announced. */
-		nvmf_rdma_log(q->port, "peer %s qid %u: submission queue overrun", q->peer, q->cm_qid);
+		ernic_log(&q->port->log, NVMF_RDMA_LOG_TRANSPORT_ERROR, "peer %s qid %u: submission queue overrun",
+			  q->peer, q->cm_qid);
 		nvmf_rdma_queue_set_disconnect(q, "transport error");
 		return;
 	}
@@ -368,6 +400,8 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	r->req.sq = &q->sq;
 	r->req.transport_ctx = r;
 	r->h2c_len = r->c2h_len = 0;
+	if (ernic_trace_due(&q->tq))
+		ernic_trace_begin(&q->port->trace, &q->tq, q->connected ? q->qid : 0, &r->req, &r->stamps, &r->rec);
 	if (nvmf_rdma_post_recv(q, rv)) {
 		nvmf_rdma_req_put(q, r);
 		nvmf_rdma_queue_set_disconnect(q, "cannot post a receive buffer");
@@ -387,6 +421,8 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 			.wr.rdma = { .remote_addr = sgl->addr, .rkey = sgl->keyed.key },
 		}, *bad;
 
+		if (ERNIC_UNLIKELY(r->req.stamps != NULL))
+			r->rec.data_start = ernic_now_ns();
 		if (ibv_post_send(q->cm_id->qp, &wr, &bad)) {
 			nvmf_rdma_req_put(q, r);
 			nvmf_rdma_queue_set_disconnect(q, "cannot post an RDMA READ");
@@ -409,11 +445,11 @@ static void nvmf_rdma_handle_wc(struct nvmf_rdma_queue *q, const struct ibv_wc *
 		 * queue goes, as on nvmet-rdma. Flushes follow any error.
 		 */
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			nvmf_rdma_log(q->port, "host %s qid %u peer %s: %s failed: %s", q->hostnqn[0] ? q->hostnqn : "?",
-				 q->cm_qid, q->peer,
-				 kind == NVMF_RDMA_WR_READ ? "RDMA READ" : kind == NVMF_RDMA_WR_WRITE ? "RDMA WRITE"
-				 : kind == NVMF_RDMA_WR_SEND ? "SEND" : "RECV",
-				 ibv_wc_status_str(wc->status));
+			ernic_log(&q->port->log, NVMF_RDMA_LOG_TRANSPORT_ERROR, "host %s qid %u peer %s: %s failed: %s",
+				  q->hostnqn[0] ? q->hostnqn : "?", q->cm_qid, q->peer,
+				  kind == NVMF_RDMA_WR_READ ? "RDMA READ" : kind == NVMF_RDMA_WR_WRITE ? "RDMA WRITE"
+				  : kind == NVMF_RDMA_WR_SEND ? "SEND" : "RECV",
+				  ibv_wc_status_str(wc->status));
 		nvmf_rdma_queue_set_disconnect(q, wc->status == IBV_WC_WR_FLUSH_ERR ? "queue pair flushed"
 					  : "RDMA transfer error");
 		if (kind == NVMF_RDMA_WR_READ || kind == NVMF_RDMA_WR_SEND)
@@ -425,13 +461,22 @@ static void nvmf_rdma_handle_wc(struct nvmf_rdma_queue *q, const struct ibv_wc *
 		nvmf_rdma_handle_capsule(q, ptr, wc->byte_len);
 		break;
 	case NVMF_RDMA_WR_READ:
+		if (ERNIC_UNLIKELY(r->req.stamps != NULL))
+			r->rec.data_done = ernic_now_ns();
 		r->h2c_len = nvme_keyed_sgl_len(&r->req.sqe.dptr);
 		nvmf_rdma_req_exec(q, r);
 		break;
 	case NVMF_RDMA_WR_SEND:
+		/* A response that failed is no sample: it never reached the host. */
+		if (ERNIC_UNLIKELY(r->req.stamps != NULL)) {
+			r->rec.send_done = ernic_now_ns();
+			ernic_trace_end(&q->port->trace, &q->tq, &r->req, &r->stamps, &r->rec);
+		}
 		nvmf_rdma_req_put(q, r);
 		break;
 	case NVMF_RDMA_WR_WRITE:
+		/* Signaled for a sampled command only. */
+		r->rec.data_done = ernic_now_ns();
 		break;
 	}
 }
@@ -527,9 +572,12 @@ static void *nvmf_rdma_queue_thread(void *arg)
 	 */
 	rdma_disconnect(q->cm_id);
 	ernic_sq_destroy(&q->sq);
+	/* No completion is polled after this: the records are all in. */
+	ernic_trace_queue_stop(&port->trace, &q->tq);
 	if (q->connected)
-		nvmf_rdma_log(port, "disconnect host %s qid %u cntlid %u peer %s: %s", q->hostnqn, q->qid, q->cntlid, q->peer,
-			 atomic_load(&q->close_reason) ? atomic_load(&q->close_reason) : "?");
+		ernic_log(&port->log, NVMF_RDMA_LOG_DISCONNECT, "disconnect host %s qid %u cntlid %u peer %s: %s",
+			  q->hostnqn, q->qid, q->cntlid, q->peer,
+			  atomic_load(&q->close_reason) ? atomic_load(&q->close_reason) : "?");
 	pthread_mutex_lock(&port->lock);
 	for (struct nvmf_rdma_queue **pp = &port->queues; *pp; pp = &(*pp)->next) {
 		if (*pp == q) {
@@ -653,14 +701,26 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	struct nvmf_rdma_queue *q;
 	char peer[INET6_ADDRSTRLEN + 8];
 	uint32_t nr_recv = 0;
+	unsigned int nr_queues;
 	uint16_t qid = 0, sts;
 	int rc;
 
 	nvmf_rdma_peer_name(id, peer, sizeof(peer));
 	id->context = NULL;
-	sts = ernic_rdma_cm_req_check(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len, &qid, &nr_recv);
+	pthread_mutex_lock(&port->lock);
+	nr_queues = port->nr_queues;
+	pthread_mutex_unlock(&port->lock);
+	sts = ernic_rdma_cm_req_admit(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len, nr_queues,
+				      port->max_queues, &qid, &nr_recv);
 	if (sts) {
-		nvmf_rdma_log(port, "peer %s: connection request refused: RDMA CM status %u", peer, sts);
+		if (sts == NVME_RDMA_CM_NO_RSC)
+			ernic_log(&port->log, NVMF_RDMA_LOG_CM_REJECT,
+				  "peer %s qid %u: connection request rejected: the limit is %u queue pairs", peer, qid,
+				  port->max_queues);
+		else
+			ernic_log(&port->log, NVMF_RDMA_LOG_CM_REJECT,
+				  "peer %s: connection request rejected: RDMA CM status %u (%s)", peer, sts,
+				  ernic_rdma_cm_status_str(sts));
 		nvmf_rdma_reject(id, sts);
 		goto drop;
 	}
@@ -680,10 +740,12 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	snprintf(q->peer, sizeof(q->peer), "%s", peer);
 	pthread_mutex_init(&q->lock, NULL);
 	atomic_init(&q->disconnect, false);
+	ernic_trace_queue_init(&q->tq);
 	rc = nvmf_rdma_queue_setup(q);
 	if (rc) {
-		nvmf_rdma_log(port, "peer %s qid %u: cannot set up the queue pair (%u entries): %s", peer, qid, nr_recv,
-			 strerror(-rc));
+		ernic_log(&port->log, NVMF_RDMA_LOG_CM_REJECT,
+			  "peer %s qid %u: cannot set up the queue pair (%u entries): %s", peer, qid, nr_recv,
+			  strerror(-rc));
 		nvmf_rdma_reject(id, NVME_RDMA_CM_NO_RSC);
 		nvmf_rdma_queue_free(q);
 		goto drop;
@@ -700,7 +762,8 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	param.flow_control = 1;
 	id->context = q;
 	if (rdma_accept(id, &param)) {
-		nvmf_rdma_log(port, "peer %s qid %u: rdma_accept: %s", peer, qid, strerror(errno));
+		ernic_log(&port->log, NVMF_RDMA_LOG_TRANSPORT_ERROR, "peer %s qid %u: rdma_accept: %s", peer, qid,
+			  strerror(errno));
 		ernic_sq_destroy(&q->sq);
 		id->context = NULL;
 		nvmf_rdma_queue_free(q);
@@ -753,7 +816,7 @@ static void nvmf_rdma_handle_cm_event(struct ernic_rdma_port *port, struct rdma_
 								       ? "host disconnected"
 								       : rdma_event_str(ev->event));
 		else if (id == port->listen_id)
-			nvmf_rdma_log(port, "listener: %s", rdma_event_str(ev->event));
+			ernic_log(&port->log, NVMF_RDMA_LOG_TRANSPORT_ERROR, "listener: %s", rdma_event_str(ev->event));
 		break;
 	default:
 		break;
@@ -773,6 +836,7 @@ static void *nvmf_rdma_cm_thread(void *arg)
 
 		/* Also the keep-alive clock for controllers whose queues are all idle. */
 		ernic_target_check_keep_alive(port->tgt);
+		ernic_log_flush(&port->log, false);
 		pthread_mutex_lock(&port->lock);
 		nvmf_rdma_port_reap_locked(port);
 		pthread_mutex_unlock(&port->lock);
@@ -808,13 +872,18 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 		return rc;
 	}
 	port->tgt = tgt;
-	port->log = opts ? opts->log : NULL;
-	snprintf(port->ident, sizeof(port->ident), "%s", opts && opts->ident ? opts->ident : "ernic-rdma");
+	ernic_log_init(&port->log, opts ? opts->log : NULL, opts && opts->ident ? opts->ident : "ernic-rdma",
+		       nvmf_rdma_log_kinds, NVMF_RDMA_LOG_NR, ERNIC_RDMA_LOG_BURST);
+	port->max_queues = opts && opts->max_queues ? opts->max_queues : ERNIC_RDMA_MAX_QUEUES;
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
-	pthread_mutex_init(&port->log_lock, NULL);
 	pthread_cond_init(&port->cond, NULL);
+	if (ernic_trace_init(&port->trace, "rdma", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
+			     ERNIC_TRACE_STAGES_ALL)) {
+		ernic_rdma_port_destroy(port);
+		return -EAGAIN;
+	}
 	*out = port;
 	return 0;
 }
@@ -926,6 +995,13 @@ void ernic_rdma_port_stop(struct ernic_rdma_port *port, unsigned int grace_ms)
 		rdma_destroy_id(port->listen_id);
 		port->listen_id = NULL;
 	}
+	ernic_trace_stop(&port->trace);
+	ernic_log_flush(&port->log, true);
+}
+
+void ernic_rdma_port_stage_stats(struct ernic_rdma_port *port, struct ernic_trace_stats *s)
+{
+	ernic_trace_stats(&port->trace, s);
 }
 
 void ernic_rdma_port_destroy(struct ernic_rdma_port *port)
@@ -936,6 +1012,7 @@ void ernic_rdma_port_destroy(struct ernic_rdma_port *port)
 	rdma_destroy_event_channel(port->ch);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
-	pthread_mutex_destroy(&port->log_lock);
+	ernic_trace_fini(&port->trace);
+	ernic_log_fini(&port->log);
 	free(port);
 }

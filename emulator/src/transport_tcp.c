@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "trace.h"
 #include "transport_tcp.h"
 
 #define TCP_IC_HLEN ((uint8_t)sizeof(struct nvme_tcp_icreq_pdu))
@@ -118,16 +119,6 @@ struct tcp_log_limit {
 
 struct tcp_conn;
 
-/*
- * Sampled records on their way to the trace file: the connection thread
- * produces, the port's trace writer consumes, no lock between them.
- */
-struct tcp_trace_ring {
-	_Atomic uint32_t head; /* next slot the connection thread fills */
-	_Atomic uint32_t tail; /* next slot the writer reads */
-	struct ernic_tcp_trace_rec rec[ERNIC_TCP_TRACE_RING];
-};
-
 struct tcp_req {
 	struct ernic_req req;
 	struct tcp_conn *conn;
@@ -141,7 +132,7 @@ struct tcp_req {
 	void *h2c_map;	   /* what map_data returned for host to controller data */
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
 	struct ernic_stage_stamps stamps;
-	struct ernic_tcp_trace_rec rec;
+	struct ernic_trace_rec rec;
 	struct tcp_req *next_free;
 };
 
@@ -187,9 +178,7 @@ struct tcp_conn {
 	/* One recv() usually brings a whole capsule, often several: parse them from here. */
 	uint32_t rhead, rtail;
 	uint64_t spin_until_ns; /* end of the current busy-poll window, 0 when none */
-	/* Commands until the next sampled one; never reaches 0 while the queue is not sampled. */
-	uint32_t sample_left;
-	struct tcp_trace_ring *ring; /* NULL unless the port writes a trace and this is an I/O queue */
+	struct ernic_trace_queue tq;
 	uint8_t rbuf[TCP_RBUF_SIZE];
 
 	struct tcp_conn *next; /* port's list */
@@ -212,13 +201,7 @@ struct ernic_tcp_port {
 	atomic_bool stopping;
 	_Atomic uint64_t stop_deadline_ns;
 
-	uint32_t sample_every;
-	FILE *trace;
-	pthread_t trace_thread;
-	bool tracing; /* trace_thread runs */
-	atomic_bool trace_stop;
-	pthread_mutex_t trace_lock; /* @trace and @stages */
-	struct ernic_tcp_stage_stats stages;
+	struct ernic_trace trace;
 	_Atomic uint64_t tx_pdus, tx_sends; /* struct ernic_tcp_tx_stats */
 
 	pthread_mutex_t lock; /* the lists below */
@@ -562,169 +545,22 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 
 /* ----------------------------------------------------------- stage stamps */
 
-static const char *const tcp_stage_names[ERNIC_TCP_STAGE_COUNT] = {
-	[ERNIC_TCP_STAGE_RECEIVED] = "received",
-	[ERNIC_TCP_STAGE_CORE_SUBMIT] = "core_submit",
-	[ERNIC_TCP_STAGE_STORAGE] = "storage",
-	[ERNIC_TCP_STAGE_CORE_COMPLETE] = "core_complete",
-	[ERNIC_TCP_STAGE_SEND] = "send",
-	[ERNIC_TCP_STAGE_TOTAL] = "total",
-};
-
-const char *ernic_tcp_stage_name(enum ernic_tcp_stage stage)
-{
-	return (unsigned int)stage < ERNIC_TCP_STAGE_COUNT ? tcp_stage_names[stage] : NULL;
-}
-
-/*
- * The sample_left countdown reached 0: stamp this command if its queue is a
- * sampled I/O queue (only those ever reset the countdown to sample_every; an
- * admin queue, or one before Connect, merely wraps it round).
- */
+/* The countdown reached 0: stamp this command if its queue is a sampled I/O queue. */
 static void tcp_sample_start(struct tcp_conn *conn, struct tcp_req *treq)
 {
-	uint32_t every = conn->port->sample_every;
-
-	if (!conn->connected || !conn->qid || !every) {
-		conn->sample_left = UINT32_MAX;
-		return;
-	}
-	conn->sample_left = every;
-	memset(&treq->stamps, 0, sizeof(treq->stamps));
-	treq->rec = (struct ernic_tcp_trace_rec){
-		.rx = ernic_now_ns(),
-		.qid = conn->qid,
-		.cid = treq->req.sqe.cid,
-		.opc = treq->req.sqe.opc,
-	};
-	treq->req.stamps = &treq->stamps;
+	ernic_trace_begin(&conn->port->trace, &conn->tq, conn->connected ? conn->qid : 0, &treq->req, &treq->stamps,
+			  &treq->rec);
 }
 
-/* The stage of @rec ending at @stage, per enum ernic_tcp_stage. */
-static uint64_t tcp_stage_ns(const struct ernic_tcp_trace_rec *rec, enum ernic_tcp_stage stage)
+void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_trace_stats *s)
 {
-	switch (stage) {
-	case ERNIC_TCP_STAGE_RECEIVED:
-		return rec->exec - rec->rx;
-	case ERNIC_TCP_STAGE_CORE_SUBMIT:
-		return rec->storage_start - rec->exec;
-	case ERNIC_TCP_STAGE_STORAGE:
-		return rec->storage_done - rec->storage_start;
-	case ERNIC_TCP_STAGE_CORE_COMPLETE:
-		return rec->queued - rec->storage_done;
-	case ERNIC_TCP_STAGE_SEND:
-		return rec->sent - rec->queued;
-	default:
-		return rec->sent - rec->rx;
-	}
-}
-
-/* A sampled command's response went out: count it, and queue its record for the writer. */
-static void tcp_sample_done(struct tcp_conn *conn, const struct ernic_tcp_trace_rec *rec)
-{
-	struct ernic_tcp_port *port = conn->port;
-	struct tcp_trace_ring *ring = conn->ring;
-	bool queued = false;
-
-	if (ring) {
-		uint32_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-
-		if (head - atomic_load_explicit(&ring->tail, memory_order_acquire) < ERNIC_TCP_TRACE_RING) {
-			ring->rec[head % ERNIC_TCP_TRACE_RING] = *rec;
-			atomic_store_explicit(&ring->head, head + 1, memory_order_release);
-			queued = true;
-		}
-	}
-	pthread_mutex_lock(&port->trace_lock);
-	port->stages.samples++;
-	if (port->trace && !queued)
-		port->stages.dropped++;
-	for (unsigned int s = 0; s < ERNIC_TCP_STAGE_COUNT; s++) {
-		uint64_t ns = tcp_stage_ns(rec, s);
-
-		port->stages.sum_ns[s] += ns;
-		port->stages.max_ns[s] = MAX(port->stages.max_ns[s], ns);
-	}
-	pthread_mutex_unlock(&port->trace_lock);
-}
-
-/* Write out what @ring holds. One consumer at a time: the writer, or the connection closing it. */
-static void tcp_trace_drain(struct ernic_tcp_port *port, struct tcp_trace_ring *ring)
-{
-	uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
-	uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-
-	if (head == tail)
-		return;
-	pthread_mutex_lock(&port->trace_lock);
-	for (; tail != head; tail++) {
-		const struct ernic_tcp_trace_rec *r = &ring->rec[tail % ERNIC_TCP_TRACE_RING];
-
-		fprintf(port->trace,
-			"%u %u 0x%02x 0x%x %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %" PRIu64 "\n",
-			r->qid, r->cid, r->opc, r->status, r->rx, r->exec, r->storage_start, r->storage_done,
-			r->storage_ns, r->queued, r->sent);
-	}
-	fflush(port->trace);
-	pthread_mutex_unlock(&port->trace_lock);
-	atomic_store_explicit(&ring->tail, tail, memory_order_release);
-}
-
-/* Formatting and file writes stay off the connection threads: this thread does them. */
-static void *tcp_trace_thread(void *arg)
-{
-	struct ernic_tcp_port *port = arg;
-
-	while (!atomic_load(&port->trace_stop)) {
-		poll(NULL, 0, ERNIC_TCP_TRACE_FLUSH_MS);
-		pthread_mutex_lock(&port->lock);
-		for (struct tcp_conn *conn = port->conns; conn; conn = conn->next) {
-			if (conn->ring)
-				tcp_trace_drain(port, conn->ring);
-		}
-		pthread_mutex_unlock(&port->lock);
-	}
-	return NULL;
-}
-
-void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_tcp_stage_stats *s)
-{
-	pthread_mutex_lock(&port->trace_lock);
-	*s = port->stages;
-	pthread_mutex_unlock(&port->trace_lock);
+	ernic_trace_stats(&port->trace, s);
 }
 
 void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_stats *s)
 {
 	s->pdus = atomic_load_explicit(&port->tx_pdus, memory_order_relaxed);
 	s->sends = atomic_load_explicit(&port->tx_sends, memory_order_relaxed);
-}
-
-int ernic_tcp_stage_stats_json(const struct ernic_tcp_stage_stats *s, char *buf, size_t len)
-{
-	size_t o = 0;
-	int n;
-
-#define TCP_JSON(...)                                                                 \
-	do {                                                                          \
-		n = snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__);             \
-		o += n > 0 ? (size_t)n : 0;                                            \
-	} while (0)
-	TCP_JSON("{\"samples\":%" PRIu64 ",\"dropped\":%" PRIu64, s->samples, s->dropped);
-	for (unsigned int k = 0; k < 2; k++) {
-		TCP_JSON(",\"%s\":{", k ? "max_us" : "mean_us");
-		for (unsigned int st = 0; st < ERNIC_TCP_STAGE_COUNT; st++) {
-			double us = (k ? (double)s->max_ns[st] : s->samples ? (double)s->sum_ns[st] / (double)s->samples : 0) /
-				    1000.0;
-
-			TCP_JSON("%s\"%s\":%.3f", st ? "," : "", tcp_stage_names[st], us);
-		}
-		TCP_JSON("}");
-	}
-	TCP_JSON("}");
-#undef TCP_JSON
-	return o < len ? (int)o : -ENOSPC;
 }
 
 /* --------------------------------------------------------------- requests */
@@ -879,14 +715,8 @@ static void tcp_tx_completion_locked(struct tcp_conn *conn, struct tcp_req *treq
 /* A sampled command's response left: its record is complete. */
 static void tcp_sample_sent(struct tcp_conn *conn, struct tcp_req *treq)
 {
-	struct ernic_tcp_trace_rec rec = treq->rec;
-
-	rec.sent = ernic_now_ns();
-	rec.status = nvme_cqe_status(&treq->req.cqe);
-	rec.storage_ns = treq->stamps.storage_ns;
-	rec.storage_start = treq->stamps.storage_start ? treq->stamps.storage_start : rec.exec;
-	rec.storage_done = treq->stamps.storage_start ? treq->stamps.storage_done : rec.exec;
-	tcp_sample_done(conn, &rec);
+	treq->rec.sent = ernic_now_ns();
+	ernic_trace_end(&conn->port->trace, &conn->tq, &treq->req, &treq->stamps, &treq->rec);
 }
 
 /*
@@ -931,18 +761,8 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	conn->connected = true;
 	conn->qid = cmd->qid;
 	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
-	if (conn->qid && conn->port->sample_every) {
-		conn->sample_left = conn->port->sample_every;
-		/* Without its ring the queue is still sampled; its records count as dropped. */
-		if (conn->port->trace && !conn->ring) {
-			struct tcp_trace_ring *ring = calloc(1, sizeof(*ring));
-
-			/* The writer walks the port's connections under this lock. */
-			pthread_mutex_lock(&conn->port->lock);
-			conn->ring = ring;
-			pthread_mutex_unlock(&conn->port->lock);
-		}
-	}
+	if (conn->qid)
+		ernic_trace_queue_start(&conn->port->trace, &conn->tq);
 	pthread_mutex_lock(&conn->lock);
 	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
 	pthread_mutex_unlock(&conn->lock);
@@ -1246,7 +1066,7 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 			return rc;
 		treq->h2c_len = datal;
 	}
-	if (ERNIC_UNLIKELY(--conn->sample_left == 0))
+	if (ernic_trace_due(&conn->tq))
 		tcp_sample_start(conn, treq);
 
 	/*
@@ -1389,7 +1209,6 @@ static void tcp_conn_free(struct tcp_conn *conn)
 {
 	for (uint32_t i = 0; i < conn->nr_reqs; i++)
 		free(conn->reqs[i].buf);
-	free(conn->ring);
 	free(conn->reqs);
 	pthread_mutex_destroy(&conn->lock);
 	free(conn);
@@ -1459,9 +1278,7 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 			break;
 		}
 	}
-	/* Out of the writer's list, so this thread is the ring's only reader now. */
-	if (conn->ring)
-		tcp_trace_drain(port, conn->ring);
+	ernic_trace_queue_stop(&port->trace, &conn->tq);
 	conn->next = port->zombies;
 	port->zombies = conn;
 	port->nr_conns--;
@@ -1531,7 +1348,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	conn->fd = fd;
 	conn->c2h_align = 4;
 	conn->opened_ns = ernic_now_ns();
-	conn->sample_left = UINT32_MAX;
+	ernic_trace_queue_init(&conn->tq);
 	pthread_mutex_init(&conn->lock, NULL);
 	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
 	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
@@ -1599,24 +1416,16 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;
-	port->sample_every = opts ? opts->sample_every : 0;
-	port->trace = opts ? opts->trace : NULL;
-	atomic_init(&port->trace_stop, false);
-	pthread_mutex_init(&port->trace_lock, NULL);
 	port->listen_fd = -1;
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
 	pthread_mutex_init(&port->log_lock, NULL);
 	pthread_cond_init(&port->cond, NULL);
-	if (port->trace) {
-		fprintf(port->trace, "%s\n", ERNIC_TCP_TRACE_HEADER);
-		fflush(port->trace);
-		if (pthread_create(&port->trace_thread, NULL, tcp_trace_thread, port)) {
-			ernic_tcp_port_destroy(port);
-			return -EAGAIN;
-		}
-		port->tracing = true;
+	if (ernic_trace_init(&port->trace, "tcp", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
+			     ERNIC_TRACE_STAGES_COMMON)) {
+		ernic_tcp_port_destroy(port);
+		return -EAGAIN;
 	}
 	*out = port;
 	return 0;
@@ -1747,12 +1556,7 @@ void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms)
 	tcp_port_reap_locked(port);
 	pthread_mutex_unlock(&port->lock);
 	tcp_log_flush(port, true);
-	/* Every connection emptied its ring as it closed. */
-	if (port->tracing) {
-		atomic_store(&port->trace_stop, true);
-		pthread_join(port->trace_thread, NULL);
-		port->tracing = false;
-	}
+	ernic_trace_stop(&port->trace);
 }
 
 void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
@@ -1762,7 +1566,7 @@ void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
 	ernic_tcp_port_stop(port, 1000);
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
-	pthread_mutex_destroy(&port->trace_lock);
+	ernic_trace_fini(&port->trace);
 	pthread_mutex_destroy(&port->log_lock);
 	free(port);
 }

@@ -1030,6 +1030,38 @@ static void test_cm_connect_request_bad_fields_get_the_bindings_reject_status(vo
 	CU_ASSERT_EQUAL(ernic_rdma_cm_req_check(&cfg, &r, sizeof(r), &qid, &nr), NVME_RDMA_CM_INVALID_HRQSIZE);
 }
 
+/*
+ * The connection cap: below it a good request is admitted; at it a good one
+ * is rejected with no resources, while a bad one still hears what is wrong
+ * with it (its own status, not the cap's); the statuses have words for the log.
+ */
+static void test_cm_connect_request_at_the_queue_cap_is_no_resources_a_bad_one_keeps_its_status(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct nvme_rdma_cm_req ok = { .recfmt = NVME_RDMA_CM_FMT_1_0, .qid = 1, .hrqsize = 128, .hsqsize = 127 };
+	struct nvme_rdma_cm_req bad = ok;
+	uint16_t qid = 0;
+	uint32_t nr = 0;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.queue_size = 128;
+	bad.hrqsize = 1;
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 0, 4, &qid, &nr), 0);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 3, 4, &qid, &nr), 0);
+	CU_ASSERT_EQUAL(qid, 1);
+	CU_ASSERT_EQUAL(nr, 128);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 4, 4, &qid, &nr), NVME_RDMA_CM_NO_RSC);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 5, 4, &qid, &nr), NVME_RDMA_CM_NO_RSC);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &bad, sizeof(bad), 4, 4, &qid, &nr),
+			NVME_RDMA_CM_INVALID_HRQSIZE);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &bad, sizeof(bad), 0, 4, &qid, &nr),
+			NVME_RDMA_CM_INVALID_HRQSIZE);
+	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(NVME_RDMA_CM_NO_RSC), "no resources");
+	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(NVME_RDMA_CM_INVALID_HRQSIZE), "invalid HRQSIZE");
+	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(0), "unknown status");
+	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(0xffff), "unknown status");
+}
+
 /* ============================================ the cases shared with the real engine */
 
 /*
@@ -1130,4 +1162,5 @@ UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
 	UT_CASE(test_seed_1024_table_with_8_queues_fails_at_qid_8_twice),
 	UT_CASE(test_budget_check_refuses_the_seed_config_up_front),
 	UT_CASE(test_keyed_sgl_cases_shared_with_the_real_engine_answer_as_the_table_says),
-	UT_CASE(test_cm_connect_request_bad_fields_get_the_bindings_reject_status))
+	UT_CASE(test_cm_connect_request_bad_fields_get_the_bindings_reject_status),
+	UT_CASE(test_cm_connect_request_at_the_queue_cap_is_no_resources_a_bad_one_keeps_its_status))

@@ -26,6 +26,7 @@
 #include "target.h"
 #include "transport_tcp.h"
 #include "ut.h"
+#include "ut_trace.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:7e1e1c8a-0b0d-4c55-9a4b-3f1f5a0c0001"
 #define SUBNQN "nqn.2026-11.io.ernic:tcp-ut"
@@ -1096,37 +1097,6 @@ static void test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib(voi
 
 /* ---------------------------------------------------------------- logging */
 
-/* The whole log, after the port is gone; NUL-terminated. */
-static char *log_text(FILE *log)
-{
-	long n;
-	char *buf;
-
-	fflush(log);
-	n = ftell(log);
-	CU_ASSERT_FATAL(n >= 0);
-	buf = calloc(1, (size_t)n + 1);
-	CU_ASSERT_FATAL(buf != NULL);
-	rewind(log);
-	CU_ASSERT(fread(buf, 1, (size_t)n, log) == (size_t)n);
-	return buf;
-}
-
-static unsigned int count_lines(const char *text, const char *has)
-{
-	unsigned int n = 0;
-
-	for (const char *l = text; *l;) {
-		const char *end = strchr(l, '\n');
-		size_t len = end ? (size_t)(end - l) : strlen(l);
-
-		if (!has || memmem(l, len, has, strlen(has)))
-			n++;
-		l += len + (end ? 1 : 0);
-	}
-	return n;
-}
-
 static void test_host_nqn_in_log_lines_is_escaped(void)
 {
 	FILE *log = tmpfile();
@@ -1139,10 +1109,10 @@ static void test_host_nqn_in_log_lines_is_escaped(void)
 	th_icreq(th, 0);
 	CU_ASSERT(th_connect_as(th, "nqn.2014-08.org.example:\n\x1b[31mred\\", SUBNQN, 0, NULL) == 0);
 	th_teardown(th);
-	text = log_text(log);
+	text = ut_file_text(log);
 	/* A connect line and a disconnect line, nothing unprintable in either. */
-	CU_ASSERT(count_lines(text, NULL) == 2);
-	CU_ASSERT(count_lines(text, "nqn.2014-08.org.example:\\x0a\\x1b[31mred\\x5c ") == 2);
+	CU_ASSERT(ut_count_lines(text, NULL) == 2);
+	CU_ASSERT(ut_count_lines(text, "nqn.2014-08.org.example:\\x0a\\x1b[31mred\\x5c ") == 2);
 	for (const char *c = text; *c; c++)
 		CU_ASSERT_FATAL(*c == '\n' || (*c >= 0x20 && *c < 0x7f));
 	free(text);
@@ -1169,8 +1139,8 @@ static void test_refused_connects_are_rate_limited_with_a_summary(void)
 			  NVME_SC_CONNECT_INVALID_PARAM);
 	secs = (ernic_now_ns() - start) / 1000000000ull + 1;
 	th_teardown(th);
-	text = log_text(log);
-	refused = count_lines(text, "connect refused host");
+	text = ut_file_text(log);
+	refused = ut_count_lines(text, "connect refused host");
 	CU_ASSERT(refused >= 1);
 	CU_ASSERT(refused <= ERNIC_TCP_LOG_BURST * secs);
 	for (const char *l = strstr(text, "suppressed "); l; l = strstr(l + 1, "suppressed ")) {
@@ -1523,40 +1493,11 @@ static void test_host_term_req_closes_quietly(void)
 
 /* ----------------------------------------------------------- stage stamps */
 
-/* The trace's record lines (after its header), parsed; returns how many. */
-static unsigned int trace_records(FILE *trace, struct ernic_tcp_trace_rec *recs, unsigned int max)
-{
-	char *text = log_text(trace);
-	unsigned int n = 0;
-	char *save = NULL;
-
-	CU_ASSERT(!strncmp(text, ERNIC_TCP_TRACE_HEADER "\n", strlen(ERNIC_TCP_TRACE_HEADER) + 1));
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		struct ernic_tcp_trace_rec r = { 0 };
-		unsigned int qid, cid, opc, status;
-
-		if (l[0] == '#')
-			continue;
-		CU_ASSERT_FATAL(n < max);
-		CU_ASSERT(sscanf(l, "%u %u %x %x %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-				    " %" SCNu64,
-				 &qid, &cid, &opc, &status, &r.rx, &r.exec, &r.storage_start, &r.storage_done,
-				 &r.storage_ns, &r.queued, &r.sent) == 11);
-		r.qid = (uint16_t)qid;
-		r.cid = (uint16_t)cid;
-		r.opc = (uint8_t)opc;
-		r.status = (uint16_t)status;
-		recs[n++] = r;
-	}
-	free(text);
-	return n;
-}
-
 /*
  * The last sample is counted just after its response left, so the host may
  * read the response first: wait (up to 2 s) for @samples.
  */
-static void stage_stats_when(struct ernic_tcp_port *port, uint64_t samples, struct ernic_tcp_stage_stats *st)
+static void stage_stats_when(struct ernic_tcp_port *port, uint64_t samples, struct ernic_trace_stats *st)
 {
 	for (unsigned int i = 0; i < 200; i++) {
 		ernic_tcp_port_stage_stats(port, st);
@@ -1570,8 +1511,8 @@ static void test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_
 {
 	FILE *trace = tmpfile();
 	struct ernic_tcp_port_opts opts = { .sample_every = 4, .trace = trace };
-	struct ernic_tcp_trace_rec recs[16];
-	struct ernic_tcp_stage_stats st;
+	struct ernic_trace_rec recs[16];
+	struct ernic_trace_stats st;
 	static uint8_t buf[BS];
 	uint64_t parts = 0;
 	unsigned int n;
@@ -1589,22 +1530,27 @@ static void test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_
 
 	CU_ASSERT(st.samples == 5);
 	CU_ASSERT(st.dropped == 0);
-	for (unsigned int s = 0; s < ERNIC_TCP_STAGE_TOTAL; s++)
+	/* NVMe/TCP's stages follow each other from receive to send: they add up to the total. */
+	for (unsigned int s = ERNIC_TRACE_STAGE_RECEIVED; s <= ERNIC_TRACE_STAGE_SEND; s++)
 		parts += st.sum_ns[s];
-	CU_ASSERT(parts == st.sum_ns[ERNIC_TCP_STAGE_TOTAL]);
-	CU_ASSERT(st.sum_ns[ERNIC_TCP_STAGE_TOTAL] > 0);
-	CU_ASSERT(ernic_tcp_stage_stats_json(&st, json, sizeof(json)) > 0);
+	CU_ASSERT(parts == st.sum_ns[ERNIC_TRACE_STAGE_TOTAL]);
+	CU_ASSERT(st.sum_ns[ERNIC_TRACE_STAGE_TOTAL] > 0);
+	CU_ASSERT(st.count[ERNIC_TRACE_STAGE_TOTAL] == 5);
+	CU_ASSERT(st.count[ERNIC_TRACE_STAGE_DATA] == 0 && st.count[ERNIC_TRACE_STAGE_SEND_DONE] == 0);
+	CU_ASSERT(ernic_trace_stats_json(&st, json, sizeof(json)) > 0);
 	CU_ASSERT(strstr(json, "\"samples\":5,") != NULL);
 	CU_ASSERT(strstr(json, "\"mean_us\":{\"received\":") != NULL);
-	CU_ASSERT(ernic_tcp_stage_stats_json(&st, json, 10) == -ENOSPC);
+	/* Stages the transport does not stamp are not shown as 0. */
+	CU_ASSERT(strstr(json, "\"data\"") == NULL && strstr(json, "\"send_done\"") == NULL);
+	CU_ASSERT(ernic_trace_stats_json(&st, json, 10) == -ENOSPC);
 	close(admin_fd);
 	th_teardown(th);
 
 	/* The I/O queue's Connect was CID 1, the reads 2..21: the 4th, 8th, ... read is sampled. */
-	n = trace_records(trace, recs, 16);
+	n = ut_trace_records(trace, "tcp", recs, 16);
 	CU_ASSERT_FATAL(n == 5);
 	for (unsigned int i = 0; i < n; i++) {
-		const struct ernic_tcp_trace_rec *r = &recs[i];
+		const struct ernic_trace_rec *r = &recs[i];
 
 		CU_ASSERT(r->qid == 1);
 		CU_ASSERT(r->cid == 5 + 4 * i);
@@ -1617,6 +1563,7 @@ static void test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_
 		CU_ASSERT(r->storage_done <= r->queued);
 		CU_ASSERT(r->queued <= r->sent);
 		CU_ASSERT(r->storage_ns <= r->storage_done - r->storage_start);
+		CU_ASSERT(r->data_start == 0 && r->data_done == 0 && r->send_done == 0);
 		if (i)
 			CU_ASSERT(r->rx > recs[i - 1].sent);
 	}
@@ -1627,8 +1574,8 @@ static void test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header(vo
 {
 	FILE *trace = tmpfile();
 	struct ernic_tcp_port_opts opts = { .trace = trace };
-	struct ernic_tcp_trace_rec recs[4];
-	struct ernic_tcp_stage_stats st;
+	struct ernic_trace_rec recs[4];
+	struct ernic_trace_stats st;
 	static uint8_t buf[BS];
 	struct th *th;
 	int admin_fd;
@@ -1642,7 +1589,7 @@ static void test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header(vo
 	CU_ASSERT(st.samples == 0);
 	close(admin_fd);
 	th_teardown(th);
-	CU_ASSERT(trace_records(trace, recs, 4) == 0);
+	CU_ASSERT(ut_trace_records(trace, "tcp", recs, 4) == 0);
 	fclose(trace);
 }
 
@@ -1650,7 +1597,7 @@ static void test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after
 {
 	FILE *trace = tmpfile();
 	struct ernic_tcp_port_opts opts = { .sample_every = 1, .trace = trace };
-	struct ernic_tcp_trace_rec recs[4];
+	struct ernic_trace_rec recs[4];
 	static uint8_t buf[16 * 1024];
 	struct th *th;
 	int admin_fd;
@@ -1662,7 +1609,7 @@ static void test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, buf, sizeof(buf), false) == 0);
 	close(admin_fd);
 	th_teardown(th);
-	CU_ASSERT_FATAL(trace_records(trace, recs, 4) == 2);
+	CU_ASSERT_FATAL(ut_trace_records(trace, "tcp", recs, 4) == 2);
 	CU_ASSERT(recs[0].opc == NVME_CMD_WRITE && recs[0].cid == 2);
 	CU_ASSERT(recs[1].opc == NVME_CMD_READ && recs[1].cid == 3);
 	for (unsigned int i = 0; i < 2; i++) {

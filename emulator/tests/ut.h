@@ -6,6 +6,7 @@
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ut_case {
 	const char *name;
@@ -13,6 +14,38 @@ struct ut_case {
 };
 
 #define UT_CASE(fn) { #fn, fn }
+
+/* What was written to @f (a tmpfile), NUL-terminated; the caller frees it. */
+static inline char *ut_file_text(FILE *f)
+{
+	long n;
+	char *buf;
+
+	fflush(f);
+	n = ftell(f);
+	CU_ASSERT_FATAL(n >= 0);
+	buf = calloc(1, (size_t)n + 1);
+	CU_ASSERT_FATAL(buf != NULL);
+	rewind(f);
+	CU_ASSERT(fread(buf, 1, (size_t)n, f) == (size_t)n);
+	return buf;
+}
+
+/* Lines of @text that contain @has (every line when @has is NULL). */
+static inline unsigned int ut_count_lines(const char *text, const char *has)
+{
+	unsigned int n = 0;
+
+	for (const char *l = text; *l;) {
+		const char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+
+		if (!has || memmem(l, len, has, strlen(has)))
+			n++;
+		l += len + (end ? 1 : 0);
+	}
+	return n;
+}
 
 static inline int ut_run(const char *suite_name, const struct ut_case *cases, size_t n)
 {

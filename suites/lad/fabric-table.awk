@@ -1,6 +1,8 @@
 # suites/lad/fabric-table.awk - seeds/002's table and seeds/004's split for one target, from the lines
 # "base|load cmd NS..." and "base|load summary target_records=N joined=M" of fabric-join.awk. Needs stages.awk
-# loaded first; the -v variables are set by suites/lad/fabric-report.
+# loaded first; the -v variables are set by suites/lad/fabric-report. With -v cmp=FILE, each stage's means also go
+# to FILE as one tab-separated line (target, transport, stage number, base, load, commands at each depth) for
+# suites/lad/fabric-compare.awk.
 BEGIN { lad_stages_init() }
 $2 == "cmd" { n[$1]++; for (i = 1; i <= LAD_NSTAGE; i++) sum[$1, i] += $(i + 2); next }
 $2 == "summary" {
@@ -10,7 +12,7 @@ $2 == "summary" {
 function q(s) { gsub(/"/, "\"\"", s); return "\"" s "\"" }
 function mean(w, i) { return n[w] ? sum[w, i] / n[w] / 1000 : 0 }
 END {
-	tname = target == "ernicd" ? "ernicd" : "nvmet-tcp"
+	tname = target
 	lad_label[3] = "target driver (" tname ")"
 	lad_label[4] = target == "ernicd" ? "storage (RAM namespace)" : "storage (backing block device)"
 	printf "== read 4KiB %s, %s over NVMe/%s: baseline %d commands sampled, loaded %d\n", dev, tname,
@@ -28,6 +30,8 @@ END {
 		if (lad != "n/a" && lad_key[i] != "end_to_end" && (best == "" || l / b > bestv)) {
 			best = lad_label[i]; bestv = l / b
 		}
+		if (cmp != "")
+			printf "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%d\n", tname, transport, i, b, l, n["base"], n["load"] >> cmp
 		if (csv != "")
 			printf "%s,%s,%s,%s,%.3f,%.3f,%s,%s,%s\n", q(ts), q(commit), q(host), q(lad_key[i]), b, l,
 				(lad == "n/a" ? "" : sprintf("%.3f", l / b)), q(tname), q(transport) >> csv

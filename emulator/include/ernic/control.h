@@ -68,7 +68,7 @@ int ernic_control_listener_add(struct ernic_control *ctl, const char *subnqn, co
 			       const char *trsvcid, uint16_t *bound, char *err, size_t errlen);
 
 /* The stage times of the sampled commands over every listener's NVMe/TCP port (ernic_tcp_port_stage_stats). */
-void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_tcp_stage_stats *s);
+void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_trace_stats *s);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "ernic/ernic.h"
+#include "ernic/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,15 +28,42 @@ extern "C" {
 
 struct ernic_rdma_port;
 
+/*
+ * Queue pairs a port serves at once: each is a thread, a completion queue and
+ * registered bounce buffers of 2 x entries x 128 KiB, so a peer sending
+ * connect requests in a loop must not be able to exhaust the process or the
+ * device. 256 is 64 controllers of an admin and three I/O queues each, as
+ * ERNIC_TCP_MAX_CONNECTIONS.
+ */
+#define ERNIC_RDMA_MAX_QUEUES 256
+/*
+ * Log lines of one kind (connect, connection request rejected, connect
+ * refused, disconnect, transport error) a port writes per second; the rest
+ * are counted in one "suppressed N similar lines" line.
+ */
+#define ERNIC_RDMA_LOG_BURST 32
+
 /**
  * struct ernic_rdma_port_opts - how a port behaves
- * @log: one line per connect, refused connection request and disconnect
- *	(host NQN, qid, cntlid, peer) and per transport error; NULL logs nothing
+ * @log: one line per connect, rejected connection request (with its NVMe/RDMA
+ *	CM status), refused Connect and disconnect (host NQN, qid, cntlid, peer)
+ *	and per transport error, at most ERNIC_RDMA_LOG_BURST of a kind per
+ *	second; NULL logs nothing
  * @ident: prefix of those lines (default "ernic-rdma")
+ * @max_queues: queue pairs served at once (0: ERNIC_RDMA_MAX_QUEUES); a
+ *	connect request past them is rejected with NVME_RDMA_CM_NO_RSC
+ * @sample_every: stamp 1 in this many commands on each I/O queue (0: none);
+ *	one that is not sampled pays a decrement and a branch
+ * @trace: where a writer thread puts the header of ernic/trace.h and then one
+ *	line per sampled command, every ERNIC_TRACE_FLUSH_MS and when the port
+ *	stops; NULL writes none (the stage sums are kept either way)
  */
 struct ernic_rdma_port_opts {
 	FILE *log;
 	const char *ident;
+	unsigned int max_queues;
+	uint32_t sample_every;
+	FILE *trace;
 };
 
 /*
@@ -68,6 +96,8 @@ unsigned int ernic_rdma_port_nr_queues(struct ernic_rdma_port *port);
  * moving, disconnect every queue pair and wait for their threads.
  */
 void ernic_rdma_port_stop(struct ernic_rdma_port *port, unsigned int grace_ms);
+/* The stage times of the sampled commands so far; safe at any time from any thread. */
+void ernic_rdma_port_stage_stats(struct ernic_rdma_port *port, struct ernic_trace_stats *s);
 /* Stop (with a short grace) and free. */
 void ernic_rdma_port_destroy(struct ernic_rdma_port *port);
 

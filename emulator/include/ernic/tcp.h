@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "ernic/ernic.h"
+#include "ernic/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,75 +25,6 @@ extern "C" {
 #define ERNIC_TCP_MAXH2CDATA (128u * 1024)
 
 struct ernic_tcp_port;
-
-/*
- * Per-stage stamps of sampled commands on the port's I/O queues, CLOCK_MONOTONIC
- * nanoseconds (the clock of Linux tracefs with trace_clock=mono, so a host
- * trace on the same machine joins them). A command passes, in this order:
- */
-enum ernic_tcp_stage {
-	ERNIC_TCP_STAGE_RECEIVED,      /* capsule (and in-capsule data) received -> handed to the core */
-	ERNIC_TCP_STAGE_CORE_SUBMIT,   /* handed to the core -> first namespace backend call */
-	ERNIC_TCP_STAGE_STORAGE,       /* first backend call -> last one returned */
-	ERNIC_TCP_STAGE_CORE_COMPLETE, /* last backend call returned -> response queued */
-	ERNIC_TCP_STAGE_SEND,	       /* response queued -> its last byte handed to the socket */
-	ERNIC_TCP_STAGE_TOTAL,	       /* capsule received -> last response byte sent */
-	ERNIC_TCP_STAGE_COUNT,
-};
-
-/**
- * struct ernic_tcp_trace_rec - one sampled command, as the trace writes it
- * @rx: the command capsule and its in-capsule data fully received
- * @exec: handed to the controller core (for data solicited by R2T: after
- *	the last H2CData, so @rx to @exec holds that round trip)
- * @storage_start: first namespace backend call entered (@exec when the
- *	command made none)
- * @storage_done: last backend call returned (@storage_start when none)
- * @storage_ns: time inside backend calls (at most @storage_done - @storage_start)
- * @queued: the completion reached the transport, its response next to send
- * @sent: the last byte of the response (CapsuleResp, or C2HData with
- *	SUCCESS) handed to the socket
- * @qid: the queue (its Connect's QID), @cid: the command identifier,
- * @opc: the opcode, @status: the completion status (SCT << 8 | SC)
- */
-struct ernic_tcp_trace_rec {
-	uint64_t rx;
-	uint64_t exec;
-	uint64_t storage_start;
-	uint64_t storage_done;
-	uint64_t storage_ns;
-	uint64_t queued;
-	uint64_t sent;
-	uint16_t qid;
-	uint16_t cid;
-	uint16_t status;
-	uint8_t opc;
-};
-
-/* The trace file's first line; then one line per record, these columns, decimal (@opc hex). */
-#define ERNIC_TCP_TRACE_HEADER                                                                                      \
-	"# ernic-tcp-trace clock=CLOCK_MONOTONIC unit=ns columns=qid cid opc status rx exec storage_start "         \
-	"storage_done storage_ns queued sent"
-
-/* Records a connection holds for the trace writer before it drops the next ones. */
-#define ERNIC_TCP_TRACE_RING 4096
-/* How often the trace writer empties the connections' rings. */
-#define ERNIC_TCP_TRACE_FLUSH_MS 100
-
-/**
- * struct ernic_tcp_stage_stats - stage times of the sampled commands, summed
- * over every I/O queue the port has served
- * @samples: commands sampled whose response was sent
- * @dropped: records the trace writer never got (a connection's ring was full)
- * @sum_ns: per stage, the sum (mean = sum_ns / samples)
- * @max_ns: per stage, the largest single value
- */
-struct ernic_tcp_stage_stats {
-	uint64_t samples;
-	uint64_t dropped;
-	uint64_t sum_ns[ERNIC_TCP_STAGE_COUNT];
-	uint64_t max_ns[ERNIC_TCP_STAGE_COUNT];
-};
 
 /**
  * struct ernic_tcp_tx_stats - how controller to host PDUs left a port's
@@ -137,8 +69,8 @@ struct ernic_tcp_tx_stats {
  *	a connected queue idle between PDUs is keep-alive's to judge, not this
  * @sample_every: stamp 1 in this many commands on each I/O queue (0: none);
  *	one that is not sampled pays a decrement and a branch
- * @trace: where a writer thread puts ERNIC_TCP_TRACE_HEADER and then one line
- *	per sampled command, every ERNIC_TCP_TRACE_FLUSH_MS and when the port
+ * @trace: where a writer thread puts the header of ernic/trace.h and then one
+ *	line per sampled command, every ERNIC_TRACE_FLUSH_MS and when the port
  *	stops; NULL writes none (the stage sums are kept either way)
  */
 struct ernic_tcp_port_opts {
@@ -182,16 +114,9 @@ unsigned int ernic_tcp_port_nr_conns(struct ernic_tcp_port *port);
  */
 void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms);
 /* The stage times of the sampled commands so far; safe at any time from any thread. */
-void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_tcp_stage_stats *s);
+void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_trace_stats *s);
 /* PDUs and sendmsg() calls so far; safe at any time from any thread. */
 void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_stats *s);
-/* A stage's name as a C identifier ("received", ..., "total"); NULL when out of range. */
-const char *ernic_tcp_stage_name(enum ernic_tcp_stage stage);
-/*
- * The stage stats as one JSON object: samples, dropped, and per stage its
- * mean and max in microseconds. Returns bytes written (excl. NUL) or -ENOSPC.
- */
-int ernic_tcp_stage_stats_json(const struct ernic_tcp_stage_stats *s, char *buf, size_t len);
 /* Stop (with a short grace) and free. */
 void ernic_tcp_port_destroy(struct ernic_tcp_port *port);
 
