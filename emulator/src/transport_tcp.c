@@ -75,7 +75,25 @@
 #define TCP_TX_HDR_BYTES 8192
 #define TCP_TX_REQS 64
 #define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
-#define TCP_BUSY_POLL_NS 50000ull
+/*
+ * A batch holding this much read data goes out at once, before the next
+ * command executes: the host copies it out while this thread prepares the
+ * next one, where batching the whole receive would leave each side idle
+ * while the other works. Small reads stay batched; their per-PDU cost is
+ * the system call, not the copy.
+ */
+#define TCP_TX_FLUSH_DATA (128u * 1024)
+/*
+ * Busy-polling a drained socket before sleeping on it, per connection: the
+ * window grows (from TCP_BUSY_POLL_GROW_NS, doubling, up to
+ * TCP_BUSY_POLL_MAX_NS) after a sleep that a longer spin would have saved,
+ * and halves (to none below TCP_BUSY_POLL_GROW_NS) after a spin that did
+ * not: the way KVM adapts halt polling. A host answering within microseconds
+ * (queue depth 1 on a quiet machine) is caught without a wake-up; one that
+ * answers later (a loaded machine, an emulated CPU) costs no spinning.
+ */
+#define TCP_BUSY_POLL_MAX_NS 50000u
+#define TCP_BUSY_POLL_GROW_NS 8000u
 /*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
  * pages. It grows the first time a larger transfer needs it and keeps that,
@@ -134,7 +152,8 @@ struct tcp_req {
 	enum tcp_req_state state;
 	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown on demand, kept */
 	uint32_t buf_size;
-	uint32_t h2c_len;  /* host to controller bytes held in buf */
+	uint32_t h2c_len;  /* host to controller bytes held at h2c_buf */
+	uint8_t *h2c_buf;  /* buf, or in-capsule data still in the connection's rbuf (tcp_recv_icd()) */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
 	uint32_t h2c_rcvd; /* of which arrived */
 	uint32_t c2h_len;  /* controller to host bytes to send from buf */
@@ -172,6 +191,7 @@ struct tcp_conn {
 	struct tcp_req *free_reqs;
 	/* The send batch (under @lock): see the top of this file */
 	uint32_t tx_niov, tx_hdr_used, tx_nreqs, tx_npdus;
+	uint32_t tx_data; /* C2HData bytes batched */
 	struct iovec tx_iov[TCP_TX_IOV];
 	struct tcp_req *tx_reqs[TCP_TX_REQS];
 	_Alignas(8) uint8_t tx_hdr[TCP_TX_HDR_BYTES];
@@ -186,7 +206,11 @@ struct tcp_conn {
 	uint8_t scratch[TCP_MAX_PAD];
 	/* One recv() usually brings a whole capsule, often several: parse them from here. */
 	uint32_t rhead, rtail;
-	uint64_t spin_until_ns; /* end of the current busy-poll window, 0 when none */
+	/* Busy-polling (TCP_BUSY_POLL_MAX_NS): */
+	uint64_t idle_since_ns; /* when recv() first found the socket drained; 0 while data flows */
+	uint64_t spin_until_ns; /* end of this wait's busy-poll window */
+	uint32_t spin_ns;	/* the window a wait starts with now */
+	bool slept;		/* this wait gave up spinning and slept in poll() */
 	/* Commands until the next sampled one; never reaches 0 while the queue is not sampled. */
 	uint32_t sample_left;
 	struct tcp_trace_ring *ring; /* NULL unless the port writes a trace and this is an I/O queue */
@@ -403,7 +427,7 @@ static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
 			tcp_sample_sent(conn, treq);
 		tcp_req_put_locked(conn, treq);
 	}
-	conn->tx_niov = conn->tx_hdr_used = conn->tx_nreqs = conn->tx_npdus = 0;
+	conn->tx_niov = conn->tx_hdr_used = conn->tx_nreqs = conn->tx_npdus = conn->tx_data = 0;
 	return rc;
 }
 
@@ -480,6 +504,7 @@ static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, con
 	}
 	conn->tx_niov = (uint32_t)(iov - conn->tx_iov);
 	conn->tx_npdus++;
+	conn->tx_data += datal;
 	return 0;
 }
 
@@ -799,6 +824,7 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	treq->req.transport_ctx = treq;
 	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = 0;
 	treq->h2c_map = NULL;
+	treq->h2c_buf = treq->buf;
 	return treq;
 }
 
@@ -824,7 +850,7 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 			return NVME_SC_SGL_INVALID_OFFSET;
 		if (len > sgl_len)
 			return NVME_SC_SGL_INVALID_DATA_LEN;
-		*buf = treq->h2c_map = treq->buf + sgl->addr;
+		*buf = treq->h2c_map = treq->h2c_buf + sgl->addr;
 		return NVME_SC_SUCCESS;
 	case NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK:
 		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_TRANSPORT)
@@ -874,6 +900,8 @@ static void tcp_tx_completion_locked(struct tcp_conn *conn, struct tcp_req *treq
 		return;
 	}
 	conn->tx_reqs[conn->tx_nreqs++] = treq;
+	if (conn->tx_data >= TCP_TX_FLUSH_DATA)
+		tcp_tx_flush_locked(conn, false);
 }
 
 /* A sampled command's response left: its record is complete. */
@@ -1009,6 +1037,20 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	return 0;
 }
 
+/* Data came after recv() found the socket drained: size the next busy-poll window by how long it took. */
+static void tcp_busy_poll_adapt(struct tcp_conn *conn)
+{
+	uint64_t waited = ernic_now_ns() - conn->idle_since_ns;
+
+	conn->idle_since_ns = 0;
+	if (!conn->slept)
+		return; /* the spin caught it */
+	if (waited <= TCP_BUSY_POLL_MAX_NS)
+		conn->spin_ns = conn->spin_ns ? MIN(conn->spin_ns * 2, TCP_BUSY_POLL_MAX_NS) : TCP_BUSY_POLL_GROW_NS;
+	else if (conn->spin_ns)
+		conn->spin_ns = conn->spin_ns / 2 >= TCP_BUSY_POLL_GROW_NS ? conn->spin_ns / 2 : 0;
+}
+
 /*
  * Read exactly @len bytes. @boundary: this starts a PDU, where a stopping
  * port may close the connection. Returns 0, -ECONNRESET at end of stream, or
@@ -1018,11 +1060,12 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 {
 	uint8_t *p = buf;
 	size_t got = 0;
+	uint64_t now;
 	int rc;
 
 	while (got < len) {
 		size_t avail = conn->rtail - conn->rhead;
-		bool direct;
+		bool direct, sleep;
 		ssize_t n;
 
 		if (avail) {
@@ -1039,16 +1082,32 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			return rc;
 		/* A large remainder (data) goes straight to its destination, copied once. */
 		direct = len - got >= TCP_RECV_DIRECT_MIN;
-		if (direct)
-			n = recv(conn->fd, p + got, len - got, MSG_DONTWAIT);
-		else
-			n = recv(conn->fd, conn->rbuf, sizeof(conn->rbuf), MSG_DONTWAIT);
+		/*
+		 * Once the busy-poll window of this wait is over, recv() itself
+		 * sleeps (up to SO_RCVTIMEO, ERNIC_TCP_POLL_MS): one system call
+		 * where poll() and then recv() took two.
+		 */
+		sleep = conn->idle_since_ns && ernic_now_ns() >= conn->spin_until_ns;
+		if (sleep) {
+			conn->slept = true;
+			/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
+			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
+				conn->pdu_stall_ns = ernic_now_ns();
+		}
+		n = recv(conn->fd, direct ? p + got : conn->rbuf, direct ? len - got : sizeof(conn->rbuf),
+			 sleep ? 0 : MSG_DONTWAIT);
 		if (n > 0) {
 			if (direct)
 				got += (size_t)n;
 			else
 				conn->rtail = (uint32_t)n;
-			conn->spin_until_ns = 0;
+			if (conn->idle_since_ns)
+				tcp_busy_poll_adapt(conn);
+			if (sleep && ernic_now_ns() >= conn->next_check_ns) {
+				rc = tcp_conn_check(conn, false);
+				if (rc)
+					return rc;
+			}
 			continue;
 		}
 		if (n == 0)
@@ -1057,32 +1116,38 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		/*
-		 * Busy-poll briefly before sleeping: the next capsule of a queue
-		 * depth 1 stream arrives within microseconds, and a sleep costs a
-		 * wake-up on another CPU (milliseconds under an emulated CPU).
-		 */
-		if (!conn->spin_until_ns) {
-			conn->spin_until_ns = ernic_now_ns() + TCP_BUSY_POLL_NS;
-			continue;
-		}
-		if (ernic_now_ns() < conn->spin_until_ns) {
-			sched_yield();
-			continue;
-		}
-		conn->spin_until_ns = 0;
-
-		struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
-
-		/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
-		if (!(boundary && got == 0) && !conn->pdu_stall_ns)
-			conn->pdu_stall_ns = ernic_now_ns();
-		if (poll(&pfd, 1, ERNIC_TCP_POLL_MS) == 0 || ernic_now_ns() >= conn->next_check_ns) {
+		if (sleep) {
+			/* SO_RCVTIMEO ran out: time for the periodic checks. */
 			rc = tcp_conn_check(conn, boundary && got == 0);
 			if (rc)
 				return rc;
+			continue;
 		}
+		/*
+		 * Busy-poll before sleeping while it pays (see TCP_BUSY_POLL_MAX_NS):
+		 * a sleep costs a wake-up on another CPU, milliseconds under an
+		 * emulated one.
+		 */
+		if (!conn->idle_since_ns) {
+			now = ernic_now_ns();
+			conn->idle_since_ns = now;
+			conn->spin_until_ns = now + conn->spin_ns;
+			conn->slept = false;
+		}
+		if (conn->spin_ns)
+			sched_yield();
 	}
+	return 0;
+}
+
+/*
+ * TCP 1.0 defines no FES for a data digest error; like Linux nvmet this treats
+ * it as fatal, reported with the digest error FES and the digest received.
+ */
+static int tcp_check_ddgst(struct tcp_conn *conn, const uint8_t *data, uint32_t datal, uint32_t rcvd)
+{
+	if (rcvd != ernic_crc32c(0, data, datal))
+		return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
 	return 0;
 }
 
@@ -1103,14 +1168,33 @@ static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint
 	rc = tcp_recv_full(conn, &rcvd, sizeof(rcvd), false);
 	if (rc)
 		return rc;
-	/*
-	 * TCP 1.0 defines no FES for a data digest error; like Linux nvmet this
-	 * treats it as fatal, reported with the digest error FES and the digest
-	 * received.
-	 */
-	if (rcvd != ernic_crc32c(0, dst, datal))
-		return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
-	return 0;
+	return tcp_check_ddgst(conn, dst, datal, rcvd);
+}
+
+/*
+ * In-capsule data: when the whole of it (and its digest) is already in rbuf,
+ * as a write of up to ERNIC_TCP_IN_CAPSULE_DATA usually is, the command
+ * executes from there, one copy fewer than through the slot's buffer. That
+ * holds until the next recv(), which comes only after tcp_req_exec(): the core
+ * executes every command with data synchronously (only an AER is held, and it
+ * carries none). Otherwise the data is read into the slot's buffer.
+ */
+static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pad, uint32_t datal)
+{
+	uint32_t dd = conn->ddgst ? NVME_TCP_DIGEST_LEN : 0;
+	uint8_t *data = conn->rbuf + conn->rhead + pad;
+	uint32_t rcvd;
+
+	if (conn->rtail - conn->rhead < pad + datal + dd) {
+		treq->h2c_buf = treq->buf;
+		return tcp_recv_data(conn, treq->buf, pad, datal);
+	}
+	conn->rhead += pad + datal + dd;
+	treq->h2c_buf = data;
+	if (!dd)
+		return 0;
+	memcpy(&rcvd, data + datal, sizeof(rcvd));
+	return tcp_check_ddgst(conn, data, datal, rcvd);
 }
 
 /*
@@ -1241,7 +1325,7 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	treq->req.sqe = pdu->cmd;
 	if (datal) {
 		/* TCP_REQ_BUF_SMALL holds any in-capsule data: no allocation here. */
-		rc = tcp_recv_data(conn, treq->buf, pad, datal);
+		rc = tcp_recv_icd(conn, treq, pad, datal);
 		if (rc)
 			return rc;
 		treq->h2c_len = datal;
@@ -1519,6 +1603,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 {
 	const struct ernic_backend_cfg *cfg = ernic_target_cfg(port->tgt);
 	struct timeval snd_to = { .tv_sec = TCP_SEND_TIMEOUT_S };
+	struct timeval rcv_to = { .tv_usec = ERNIC_TCP_POLL_MS * 1000 };
 	struct tcp_conn *conn;
 	int rc;
 
@@ -1532,6 +1617,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	conn->c2h_align = 4;
 	conn->opened_ns = ernic_now_ns();
 	conn->sample_left = UINT32_MAX;
+	/* A new queue spins the whole window until its host's pace says otherwise. */
+	conn->spin_ns = TCP_BUSY_POLL_MAX_NS;
 	pthread_mutex_init(&conn->lock, NULL);
 	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
 	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
@@ -1547,6 +1634,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	}
 	tcp_peer_name(fd, conn->peer, sizeof(conn->peer));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd_to, sizeof(snd_to));
+	/* The connection thread sleeps in recv(): it wakes this often for keep-alive and shutdown. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv_to, sizeof(rcv_to));
 	ernic_sq_init(&conn->sq, port->tgt, &tcp_ops, conn);
 	conn->sq.portid = port->portid;
 
