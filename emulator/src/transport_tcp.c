@@ -1037,7 +1037,12 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	return 0;
 }
 
-/* Data came after recv() found the socket drained: size the next busy-poll window by how long it took. */
+/*
+ * Data came after recv() found the socket drained (or, with no window, after a
+ * recv() that may have slept): size the next busy-poll window by how long it
+ * took. A recv() that found data at once counts as a short sleep: the window
+ * grows, and a spin in vain shrinks it back.
+ */
 static void tcp_busy_poll_adapt(struct tcp_conn *conn)
 {
 	uint64_t waited = ernic_now_ns() - conn->idle_since_ns;
@@ -1087,6 +1092,13 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		 * sleeps (up to SO_RCVTIMEO, ERNIC_TCP_POLL_MS): one system call
 		 * where poll() and then recv() took two.
 		 */
+		if (!conn->idle_since_ns && !conn->spin_ns) {
+			/*
+			 * No window: no probe with MSG_DONTWAIT either, the
+			 * sleeping recv() returns at once when data is there.
+			 */
+			conn->idle_since_ns = conn->spin_until_ns = ernic_now_ns();
+		}
 		sleep = conn->idle_since_ns && ernic_now_ns() >= conn->spin_until_ns;
 		if (sleep) {
 			conn->slept = true;
