@@ -64,7 +64,12 @@
  * with its data in the capsule, so one read and one send serve them all.
  */
 #define TCP_RBUF_SIZE (160 * 1024)
-/* Data at least this long is received straight into its buffer instead of through rbuf. */
+/*
+ * Data at least this long is received straight into its buffer instead of
+ * through rbuf. While an R2T is outstanding a read into rbuf takes no more
+ * than this either, so of an H2CData PDU at most this much is copied out of
+ * rbuf and the rest lands in place.
+ */
 #define TCP_RECV_DIRECT_MIN (16 * 1024)
 /*
  * The send batch: iovecs (under IOV_MAX), the header bytes they point at, and
@@ -1106,7 +1111,8 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
 				conn->pdu_stall_ns = ernic_now_ns();
 		}
-		n = recv(conn->fd, direct ? p + got : conn->rbuf, direct ? len - got : sizeof(conn->rbuf),
+		n = recv(conn->fd, direct ? p + got : conn->rbuf,
+			 direct ? len - got : conn->nr_need_data ? TCP_RECV_DIRECT_MIN : sizeof(conn->rbuf),
 			 sleep ? 0 : MSG_DONTWAIT);
 		if (n > 0) {
 			if (direct)
