@@ -81,14 +81,6 @@
 #define TCP_TX_REQS 64
 #define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
 /*
- * A batch holding this much read data goes out at once, before the next
- * command executes: the host copies it out while this thread prepares the
- * next one, where batching the whole receive would leave each side idle
- * while the other works. Small reads stay batched; their per-PDU cost is
- * the system call, not the copy.
- */
-#define TCP_TX_FLUSH_DATA (128u * 1024)
-/*
  * Busy-polling a drained socket before sleeping on it, per connection: the
  * window grows (from TCP_BUSY_POLL_GROW_NS, doubling, up to
  * TCP_BUSY_POLL_MAX_NS) after a sleep that a longer spin would have saved,
@@ -196,7 +188,6 @@ struct tcp_conn {
 	struct tcp_req *free_reqs;
 	/* The send batch (under @lock): see the top of this file */
 	uint32_t tx_niov, tx_hdr_used, tx_nreqs, tx_npdus;
-	uint32_t tx_data; /* C2HData bytes batched */
 	struct iovec tx_iov[TCP_TX_IOV];
 	struct tcp_req *tx_reqs[TCP_TX_REQS];
 	_Alignas(8) uint8_t tx_hdr[TCP_TX_HDR_BYTES];
@@ -432,7 +423,7 @@ static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
 			tcp_sample_sent(conn, treq);
 		tcp_req_put_locked(conn, treq);
 	}
-	conn->tx_niov = conn->tx_hdr_used = conn->tx_nreqs = conn->tx_npdus = conn->tx_data = 0;
+	conn->tx_niov = conn->tx_hdr_used = conn->tx_nreqs = conn->tx_npdus = 0;
 	return rc;
 }
 
@@ -509,7 +500,6 @@ static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, con
 	}
 	conn->tx_niov = (uint32_t)(iov - conn->tx_iov);
 	conn->tx_npdus++;
-	conn->tx_data += datal;
 	return 0;
 }
 
@@ -905,8 +895,6 @@ static void tcp_tx_completion_locked(struct tcp_conn *conn, struct tcp_req *treq
 		return;
 	}
 	conn->tx_reqs[conn->tx_nreqs++] = treq;
-	if (conn->tx_data >= TCP_TX_FLUSH_DATA)
-		tcp_tx_flush_locked(conn, false);
 }
 
 /* A sampled command's response left: its record is complete. */
