@@ -81,16 +81,19 @@
 #define TCP_TX_REQS 64
 #define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
 /*
- * Busy-polling a drained socket before sleeping on it, per connection: the
- * window grows (from TCP_BUSY_POLL_GROW_NS, doubling, up to
- * TCP_BUSY_POLL_MAX_NS) after a sleep that a longer spin would have saved,
- * and halves (to none below TCP_BUSY_POLL_GROW_NS) after a spin that did
- * not: the way KVM adapts halt polling. A host answering within microseconds
- * (queue depth 1 on a quiet machine) is caught without a wake-up; one that
- * answers later (a loaded machine, an emulated CPU) costs no spinning.
+ * Busy-polling a drained socket before sleeping on it: a wake-up costs a
+ * context switch, and latency (milliseconds under an emulated CPU), but a
+ * spin that ends in sleep anyway is CPU time for nothing. So a connection
+ * spins (up to TCP_BUSY_POLL_MAX_NS) only while most of its recent waits
+ * ended within that window: the share of such waits is a moving average
+ * (each wait weighs 1/2^TCP_BUSY_POLL_EWMA_SHIFT), kept whether it spun or
+ * slept. A host answering within microseconds (queue depth 1 on a quiet
+ * machine) is caught without a wake-up; one that answers later (a loaded
+ * machine, a batch the host is slow to follow up) costs no spinning.
  */
 #define TCP_BUSY_POLL_MAX_NS 50000u
-#define TCP_BUSY_POLL_GROW_NS 8000u
+#define TCP_BUSY_POLL_ONE 256u /* poll_hits of waits that all ended within the window */
+#define TCP_BUSY_POLL_EWMA_SHIFT 3
 /*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
  * pages. It grows the first time a larger transfer needs it and keeps that,
@@ -205,8 +208,7 @@ struct tcp_conn {
 	/* Busy-polling (TCP_BUSY_POLL_MAX_NS): */
 	uint64_t idle_since_ns; /* when recv() first found the socket drained; 0 while data flows */
 	uint64_t spin_until_ns; /* end of this wait's busy-poll window */
-	uint32_t spin_ns;	/* the window a wait starts with now */
-	bool slept;		/* this wait gave up spinning and slept in poll() */
+	uint32_t poll_hits;	/* moving share of waits within the window, of TCP_BUSY_POLL_ONE */
 	/* Commands until the next sampled one; never reaches 0 while the queue is not sampled. */
 	uint32_t sample_left;
 	struct tcp_trace_ring *ring; /* NULL unless the port writes a trace and this is an I/O queue */
@@ -1030,23 +1032,14 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	return 0;
 }
 
-/*
- * Data came after recv() found the socket drained (or, with no window, after a
- * recv() that may have slept): size the next busy-poll window by how long it
- * took. A recv() that found data at once counts as a short sleep: the window
- * grows, and a spin in vain shrinks it back.
- */
-static void tcp_busy_poll_adapt(struct tcp_conn *conn)
+/* Data came after recv() found the socket drained: count whether the wait fit the busy-poll window. */
+static void tcp_busy_poll_account(struct tcp_conn *conn)
 {
-	uint64_t waited = ernic_now_ns() - conn->idle_since_ns;
+	uint32_t hit = ernic_now_ns() - conn->idle_since_ns <= TCP_BUSY_POLL_MAX_NS ? TCP_BUSY_POLL_ONE : 0;
 
 	conn->idle_since_ns = 0;
-	if (!conn->slept)
-		return; /* the spin caught it */
-	if (waited <= TCP_BUSY_POLL_MAX_NS)
-		conn->spin_ns = conn->spin_ns ? MIN(conn->spin_ns * 2, TCP_BUSY_POLL_MAX_NS) : TCP_BUSY_POLL_GROW_NS;
-	else if (conn->spin_ns)
-		conn->spin_ns = conn->spin_ns / 2 >= TCP_BUSY_POLL_GROW_NS ? conn->spin_ns / 2 : 0;
+	conn->poll_hits = (uint32_t)((int32_t)conn->poll_hits +
+				     (((int32_t)hit - (int32_t)conn->poll_hits) >> TCP_BUSY_POLL_EWMA_SHIFT));
 }
 
 /*
@@ -1085,16 +1078,8 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		 * sleeps (up to SO_RCVTIMEO, ERNIC_TCP_POLL_MS): one system call
 		 * where poll() and then recv() took two.
 		 */
-		if (!conn->idle_since_ns && !conn->spin_ns) {
-			/*
-			 * No window: no probe with MSG_DONTWAIT either, the
-			 * sleeping recv() returns at once when data is there.
-			 */
-			conn->idle_since_ns = conn->spin_until_ns = ernic_now_ns();
-		}
 		sleep = conn->idle_since_ns && ernic_now_ns() >= conn->spin_until_ns;
 		if (sleep) {
-			conn->slept = true;
 			/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
 			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
 				conn->pdu_stall_ns = ernic_now_ns();
@@ -1108,7 +1093,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			else
 				conn->rtail = (uint32_t)n;
 			if (conn->idle_since_ns)
-				tcp_busy_poll_adapt(conn);
+				tcp_busy_poll_account(conn);
 			if (sleep && ernic_now_ns() >= conn->next_check_ns) {
 				rc = tcp_conn_check(conn, false);
 				if (rc)
@@ -1134,13 +1119,14 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		 * a sleep costs a wake-up on another CPU, milliseconds under an
 		 * emulated one.
 		 */
+		now = ernic_now_ns();
 		if (!conn->idle_since_ns) {
-			now = ernic_now_ns();
 			conn->idle_since_ns = now;
-			conn->spin_until_ns = now + conn->spin_ns;
-			conn->slept = false;
+			conn->spin_until_ns = now;
+			if (conn->poll_hits >= TCP_BUSY_POLL_ONE / 2)
+				conn->spin_until_ns += TCP_BUSY_POLL_MAX_NS;
 		}
-		if (conn->spin_ns)
+		if (now < conn->spin_until_ns)
 			sched_yield();
 	}
 	return 0;
@@ -1623,8 +1609,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	conn->c2h_align = 4;
 	conn->opened_ns = ernic_now_ns();
 	conn->sample_left = UINT32_MAX;
-	/* A new queue spins the whole window until its host's pace says otherwise. */
-	conn->spin_ns = TCP_BUSY_POLL_MAX_NS;
+	/* A new queue spins until its host's pace says otherwise. */
+	conn->poll_hits = TCP_BUSY_POLL_ONE;
 	pthread_mutex_init(&conn->lock, NULL);
 	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
 	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
