@@ -82,18 +82,22 @@
 #define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
 /*
  * Busy-polling a drained socket before sleeping on it: a wake-up costs a
- * context switch, and latency (milliseconds under an emulated CPU), but a
- * spin that ends in sleep anyway is CPU time for nothing. So a connection
- * spins (up to TCP_BUSY_POLL_MAX_NS) only while most of its recent waits
- * ended within that window: the share of such waits is a moving average
- * (each wait weighs 1/2^TCP_BUSY_POLL_EWMA_SHIFT), kept whether it spun or
- * slept. A host answering within microseconds (queue depth 1 on a quiet
- * machine) is caught without a wake-up; one that answers later (a loaded
- * machine, a batch the host is slow to follow up) costs no spinning.
+ * context switch, and latency (far more under an emulated CPU, where a host
+ * that found the target's CPU idle answers later still), but a spin that ends
+ * in sleep anyway is CPU time for nothing. So a connection spins (up to
+ * TCP_BUSY_POLL_MAX_NS) only while at least half of its recent spins caught
+ * the data: a moving average over the waits that spun (each weighs
+ * 1/2^TCP_BUSY_POLL_EWMA_SHIFT). Only a spin tells: a sleep's length holds
+ * the wake-up too. Below half, one wait in TCP_BUSY_POLL_RETRY still spins,
+ * to notice when the host speeds up again. A host answering within
+ * microseconds (queue depth 1) is caught without a wake-up; one that answers
+ * later (a loaded machine, a batch the host is slow to follow up) costs one
+ * spin in TCP_BUSY_POLL_RETRY waits.
  */
 #define TCP_BUSY_POLL_MAX_NS 50000u
-#define TCP_BUSY_POLL_ONE 256u /* poll_hits of waits that all ended within the window */
+#define TCP_BUSY_POLL_ONE 256u /* poll_hits when every recent spin caught the data */
 #define TCP_BUSY_POLL_EWMA_SHIFT 3
+#define TCP_BUSY_POLL_RETRY 16u
 /*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
  * pages. It grows the first time a larger transfer needs it and keeps that,
@@ -208,7 +212,9 @@ struct tcp_conn {
 	/* Busy-polling (TCP_BUSY_POLL_MAX_NS): */
 	uint64_t idle_since_ns; /* when recv() first found the socket drained; 0 while data flows */
 	uint64_t spin_until_ns; /* end of this wait's busy-poll window */
-	uint32_t poll_hits;	/* moving share of waits within the window, of TCP_BUSY_POLL_ONE */
+	uint32_t poll_hits;	/* moving share of spins that caught the data, of TCP_BUSY_POLL_ONE */
+	uint32_t poll_waits;	/* waits, counted for TCP_BUSY_POLL_RETRY */
+	bool spun;		/* this wait spins */
 	/* Commands until the next sampled one; never reaches 0 while the queue is not sampled. */
 	uint32_t sample_left;
 	struct tcp_trace_ring *ring; /* NULL unless the port writes a trace and this is an I/O queue */
@@ -1032,12 +1038,14 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	return 0;
 }
 
-/* Data came after recv() found the socket drained: count whether the wait fit the busy-poll window. */
+/* Data came after recv() found the socket drained: if this wait spun, count whether the spin caught it. */
 static void tcp_busy_poll_account(struct tcp_conn *conn)
 {
-	uint32_t hit = ernic_now_ns() - conn->idle_since_ns <= TCP_BUSY_POLL_MAX_NS ? TCP_BUSY_POLL_ONE : 0;
+	uint32_t hit = ernic_now_ns() < conn->spin_until_ns ? TCP_BUSY_POLL_ONE : 0;
 
 	conn->idle_since_ns = 0;
+	if (!conn->spun)
+		return;
 	conn->poll_hits = (uint32_t)((int32_t)conn->poll_hits +
 				     (((int32_t)hit - (int32_t)conn->poll_hits) >> TCP_BUSY_POLL_EWMA_SHIFT));
 }
@@ -1122,9 +1130,9 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		now = ernic_now_ns();
 		if (!conn->idle_since_ns) {
 			conn->idle_since_ns = now;
-			conn->spin_until_ns = now;
-			if (conn->poll_hits >= TCP_BUSY_POLL_ONE / 2)
-				conn->spin_until_ns += TCP_BUSY_POLL_MAX_NS;
+			conn->spun = conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
+				     ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0;
+			conn->spin_until_ns = now + (conn->spun ? TCP_BUSY_POLL_MAX_NS : 0);
 		}
 		if (now < conn->spin_until_ns)
 			sched_yield();
