@@ -28,7 +28,9 @@
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
 # Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
 # ernicd, faults, lad, rdma, ctl: ci/lane/phase-*.sh),
-# ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column).
+# ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column),
+# ernic.mdts=N (mdts= of the ernicd instance the suite cases run against; default ernicd's own, 5; the queues=8
+# instance keeps the default and its Identify is checked against it either way).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
 set -eu
@@ -155,6 +157,7 @@ setup_system() {
 	RUNTIME=$(cmdline_opt ernic.runtime 1)
 	ROUNDS=$(cmdline_opt ernic.rounds 1)
 	COMMIT=$(cmdline_opt ernic.commit unknown)
+	ERNICD_MDTS=$(cmdline_opt ernic.mdts "")
 	(
 		sleep "$timeout"
 		echo "ERNIC-LANE: FAIL watchdog: no verdict after ${timeout}s, last step: $(cat /run/lane-step 2>/dev/null)"
@@ -329,10 +332,10 @@ check_queue_count() { # check_queue_count C: queue_count of $CTRL against min(2*
 	fi
 }
 
-check_id_ctrl() { # check_id_ctrl FILE: nvme id-ctrl output against the emulator's controller parameters
+check_id_ctrl() { # check_id_ctrl FILE MDTS: nvme id-ctrl output against the emulator's controller parameters
 	local want k v
 	# ioccsz 516 = 4 + 8192/16: ernicd accepts 8 KiB of in-capsule data over TCP.
-	for want in mdts=5 maxcmd=128 ioccsz=516; do
+	for want in "mdts=$2" maxcmd=128 ioccsz=516; do
 		k=${want%=*}
 		v=$(awk -v k="$k" '$1 == k && $2 == ":" { print $3; exit }' "$1")
 		[ "$v" = "${want#*=}" ] || fail "id-ctrl $k is '$v', the emulator reports ${want#*=}"
@@ -343,7 +346,7 @@ check_id_ctrl() { # check_id_ctrl FILE: nvme id-ctrl output against the emulator
 	*) fail "id-ctrl has no numeric sgls field (got '$v')" ;;
 	esac
 	[ $((v & 4)) -ne 0 ] || fail "id-ctrl sgls $v: keyed SGL data block (bit 2) is not set"
-	log "id-ctrl as the emulator reports: mdts 5, maxcmd 128, ioccsz 516, sgls $v (keyed SGL, bit 2, set)"
+	log "id-ctrl as the emulator reports: mdts $2, maxcmd 128, ioccsz 516, sgls $v (keyed SGL, bit 2, set)"
 }
 
 expect_einval_512() { # expect_einval_512 DEVICE: a 512-byte O_DIRECT read on a 4 KiB-block device must fail, EINVAL
@@ -401,7 +404,10 @@ exercise() { # exercise NQN C BACKEND-LABEL: C = I/O queues the target was start
 		*) head -n 12 "$RESULTS/$PHASE-$cmd.txt" ;;
 		esac
 	done
-	if [ "$PHASE" = ernicd ]; then check_id_ctrl "$RESULTS/$PHASE-id-ctrl.txt"; fi
+	if [ "$PHASE" = ernicd ]; then check_id_ctrl "$RESULTS/$PHASE-id-ctrl.txt" "${ERNICD_MDTS:-5}"; fi
+	# The ratios compare targets that may split a large request differently: each row says what MDTS it had.
+	v=$(awk '$1 == "mdts" && $2 == ":" { print $3; exit }' "$RESULTS/$PHASE-id-ctrl.txt")
+	backend="$backend,mdts=${v:-?}"
 	log "nvme get-feature -f 7 /dev/$CTRL"
 	nvme get-feature -f 7 "/dev/$CTRL" >"$RESULTS/$PHASE-feature-7.txt" 2>&1 || {
 		cat "$RESULTS/$PHASE-feature-7.txt"
@@ -543,7 +549,7 @@ phase_ernicd() {
 	echo "ernicd start" >/run/lane-step
 	truncate -s 64M /tmp/ernicd-ns2.img || fail "cannot create namespace file"
 	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" \
-		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" \
+		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}" \
 		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img,queues=$QUEUES" \
 		--stats "$ERNICD_STATS"
 	log "ernicd $*"
@@ -607,6 +613,9 @@ phase_ernicd() {
 	connect "$NQN_ERNICD_Q8"
 	log "connected to the queues=8 instance: controller $CTRL, namespace 1 is $DEV"
 	nvme get-feature -f 7 "/dev/$CTRL" 2>&1 | grep 'Current value' || fail "nvme get-feature -f 7 on the queues=8 instance failed"
+	# Started with ernicd's defaults whatever mdts= the main instance has: its Identify is the emulator's own.
+	nvme id-ctrl "/dev/$CTRL" >"$RESULTS/$PHASE-q8-id-ctrl.txt" 2>&1 || fail "nvme id-ctrl on the queues=8 instance failed"
+	check_id_ctrl "$RESULTS/$PHASE-q8-id-ctrl.txt" 5
 	check_queue_count 8
 	disconnect "$NQN_ERNICD_Q8"
 	pid=$ERNICD_Q8_PID

@@ -10,6 +10,8 @@
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
+#        LANE_ERNICD_MDTS=N  mdts= of the ernicd the suite cases run against (default: ernicd's, 5; 0 = no limit,
+#                       as nvmet-tcp reports); the ratio table prints both targets' MDTS either way
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
@@ -53,6 +55,10 @@ elapsed
 
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT"
+if [ -n "${LANE_ERNICD_MDTS:-}" ]; then
+	[[ $LANE_ERNICD_MDTS =~ ^([0-9]|1[0-9])$ ]] || die "LANE_ERNICD_MDTS must be an MDTS 0..19 (got '$LANE_ERNICD_MDTS')"
+	APPEND="$APPEND ernic.mdts=$LANE_ERNICD_MDTS"
+fi
 if [ -n "${LANE_SKIP:-}" ]; then
 	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru|ctl)(,(nvmet|ernicd|faults|lad|rdma|passthru|ctl))*$ ]] ||
 		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma, passthru, ctl (got '$LANE_SKIP')"
@@ -164,13 +170,23 @@ MEDIANS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
 	printf '%s\n' "$ROWS" | awk -F'\t' 'NF == 5 { printf "%-8s %-34s %10s %12s %7s\n", $1, $2, $3, $4, $5 }'
 } >"$RES/summary.txt"
 
+# The MDTS a phase's target reported (Identify Controller, which the guest adds to the rows' backend column as
+# mdts=N): a target with a smaller one splits a large request into more commands.
+phase_mdts() {
+	cat "$RES"/csv/"$1"/*.csv 2>/dev/null | awk "$CSV_AWK"'
+		NR == 1 { nh = split($0, h, ","); for (i = 1; i <= nh; i++) if (h[i] == "backend") b = i; next }
+		b && csvsplit($0, f) == nh && match(f[b], /,mdts=[0-9]+/) { print substr(f[b], RSTART + 6, RLENGTH - 6); exit }'
+}
+
 # ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data: medians over the rounds.
 RATIOS=$OUT/ratios.txt
-printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" '
+printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$(phase_mdts ernicd)" -v nmdts="$(phase_mdts nvmet)" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	END {
 		printf "medians of %d round%s per target, same guest\n", rounds, (rounds > 1 ? "s" : "")
+		printf "MDTS (Identify Controller; 0: no limit): ernicd %s, nvmet-tcp %s\n", (emdts == "" ? "?" : emdts),
+			(nmdts == "" ? "?" : nmdts)
 		printf "%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
 			"ernicd lat us", "nvmet lat us", "ratio"
 		for (i = 1; i <= k; i++) {

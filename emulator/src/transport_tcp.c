@@ -65,7 +65,12 @@
  * with its data in the capsule, so one read and one send serve them all.
  */
 #define TCP_RBUF_SIZE (160 * 1024)
-/* Data at least this long is received straight into its buffer instead of through rbuf. */
+/*
+ * Data at least this long is received straight into its buffer instead of
+ * through rbuf. While an R2T is outstanding a read into rbuf takes no more
+ * than this either, so of an H2CData PDU at most this much is copied out of
+ * rbuf and the rest lands in place.
+ */
 #define TCP_RECV_DIRECT_MIN (16 * 1024)
 /*
  * The send batch: iovecs (under IOV_MAX), the header bytes they point at, and
@@ -76,7 +81,24 @@
 #define TCP_TX_HDR_BYTES 8192
 #define TCP_TX_REQS 64
 #define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
-#define TCP_BUSY_POLL_NS 50000ull
+/*
+ * Busy-polling a drained socket before sleeping on it: a wake-up costs a
+ * context switch, and latency (far more under an emulated CPU, where a host
+ * that found the target's CPU idle answers later still), but a spin that ends
+ * in sleep anyway is CPU time for nothing. So a connection spins (up to
+ * TCP_BUSY_POLL_MAX_NS) only while at least half of its recent spins caught
+ * the data: a moving average over the waits that spun (each weighs
+ * 1/2^TCP_BUSY_POLL_EWMA_SHIFT). Only a spin tells: a sleep's length holds
+ * the wake-up too. Below half, one wait in TCP_BUSY_POLL_RETRY still spins,
+ * to notice when the host speeds up again. A host answering within
+ * microseconds (queue depth 1) is caught without a wake-up; one that answers
+ * later (a loaded machine, a batch the host is slow to follow up) costs one
+ * spin in TCP_BUSY_POLL_RETRY waits.
+ */
+#define TCP_BUSY_POLL_MAX_NS 50000u
+#define TCP_BUSY_POLL_ONE 256u /* poll_hits when every recent spin caught the data */
+#define TCP_BUSY_POLL_EWMA_SHIFT 3
+#define TCP_BUSY_POLL_RETRY 16u
 /*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
  * pages. It grows the first time a larger transfer needs it and keeps that,
@@ -125,7 +147,8 @@ struct tcp_req {
 	enum tcp_req_state state;
 	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown on demand, kept */
 	uint32_t buf_size;
-	uint32_t h2c_len;  /* host to controller bytes held in buf */
+	uint32_t h2c_len;  /* host to controller bytes held at h2c_buf */
+	uint8_t *h2c_buf;  /* buf, or in-capsule data still in the connection's rbuf (tcp_recv_icd()) */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
 	uint32_t h2c_rcvd; /* of which arrived */
 	uint32_t c2h_len;  /* controller to host bytes to send from buf */
@@ -177,7 +200,12 @@ struct tcp_conn {
 	uint8_t scratch[TCP_MAX_PAD];
 	/* One recv() usually brings a whole capsule, often several: parse them from here. */
 	uint32_t rhead, rtail;
-	uint64_t spin_until_ns; /* end of the current busy-poll window, 0 when none */
+	/* Busy-polling (TCP_BUSY_POLL_MAX_NS): */
+	uint64_t idle_since_ns; /* when recv() first found the socket drained; 0 while data flows */
+	uint64_t spin_until_ns; /* end of this wait's busy-poll window */
+	uint32_t poll_hits;	/* moving share of spins that caught the data, of TCP_BUSY_POLL_ONE */
+	uint32_t poll_waits;	/* waits, counted for TCP_BUSY_POLL_RETRY */
+	bool spun;		/* this wait spins */
 	struct ernic_trace_queue tq;
 	uint8_t rbuf[TCP_RBUF_SIZE];
 
@@ -635,6 +663,7 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	treq->req.transport_ctx = treq;
 	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = 0;
 	treq->h2c_map = NULL;
+	treq->h2c_buf = treq->buf;
 	return treq;
 }
 
@@ -660,7 +689,7 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 			return NVME_SC_SGL_INVALID_OFFSET;
 		if (len > sgl_len)
 			return NVME_SC_SGL_INVALID_DATA_LEN;
-		*buf = treq->h2c_map = treq->buf + sgl->addr;
+		*buf = treq->h2c_map = treq->h2c_buf + sgl->addr;
 		return NVME_SC_SUCCESS;
 	case NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK:
 		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_TRANSPORT)
@@ -829,6 +858,18 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	return 0;
 }
 
+/* Data came after recv() found the socket drained: if this wait spun, count whether the spin caught it. */
+static void tcp_busy_poll_account(struct tcp_conn *conn)
+{
+	uint32_t hit = ernic_now_ns() < conn->spin_until_ns ? TCP_BUSY_POLL_ONE : 0;
+
+	conn->idle_since_ns = 0;
+	if (!conn->spun)
+		return;
+	conn->poll_hits = (uint32_t)((int32_t)conn->poll_hits +
+				     (((int32_t)hit - (int32_t)conn->poll_hits) >> TCP_BUSY_POLL_EWMA_SHIFT));
+}
+
 /*
  * Read exactly @len bytes. @boundary: this starts a PDU, where a stopping
  * port may close the connection. Returns 0, -ECONNRESET at end of stream, or
@@ -838,11 +879,12 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 {
 	uint8_t *p = buf;
 	size_t got = 0;
+	uint64_t now;
 	int rc;
 
 	while (got < len) {
 		size_t avail = conn->rtail - conn->rhead;
-		bool direct;
+		bool direct, sleep;
 		ssize_t n;
 
 		if (avail) {
@@ -859,16 +901,32 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			return rc;
 		/* A large remainder (data) goes straight to its destination, copied once. */
 		direct = len - got >= TCP_RECV_DIRECT_MIN;
-		if (direct)
-			n = recv(conn->fd, p + got, len - got, MSG_DONTWAIT);
-		else
-			n = recv(conn->fd, conn->rbuf, sizeof(conn->rbuf), MSG_DONTWAIT);
+		/*
+		 * Once the busy-poll window of this wait is over, recv() itself
+		 * sleeps (up to SO_RCVTIMEO, ERNIC_TCP_POLL_MS): one system call
+		 * where poll() and then recv() took two.
+		 */
+		sleep = conn->idle_since_ns && ernic_now_ns() >= conn->spin_until_ns;
+		if (sleep) {
+			/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
+			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
+				conn->pdu_stall_ns = ernic_now_ns();
+		}
+		n = recv(conn->fd, direct ? p + got : conn->rbuf,
+			 direct ? len - got : conn->nr_need_data ? TCP_RECV_DIRECT_MIN : sizeof(conn->rbuf),
+			 sleep ? 0 : MSG_DONTWAIT);
 		if (n > 0) {
 			if (direct)
 				got += (size_t)n;
 			else
 				conn->rtail = (uint32_t)n;
-			conn->spin_until_ns = 0;
+			if (conn->idle_since_ns)
+				tcp_busy_poll_account(conn);
+			if (sleep && ernic_now_ns() >= conn->next_check_ns) {
+				rc = tcp_conn_check(conn, false);
+				if (rc)
+					return rc;
+			}
 			continue;
 		}
 		if (n == 0)
@@ -877,32 +935,39 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		/*
-		 * Busy-poll briefly before sleeping: the next capsule of a queue
-		 * depth 1 stream arrives within microseconds, and a sleep costs a
-		 * wake-up on another CPU (milliseconds under an emulated CPU).
-		 */
-		if (!conn->spin_until_ns) {
-			conn->spin_until_ns = ernic_now_ns() + TCP_BUSY_POLL_NS;
-			continue;
-		}
-		if (ernic_now_ns() < conn->spin_until_ns) {
-			sched_yield();
-			continue;
-		}
-		conn->spin_until_ns = 0;
-
-		struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
-
-		/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
-		if (!(boundary && got == 0) && !conn->pdu_stall_ns)
-			conn->pdu_stall_ns = ernic_now_ns();
-		if (poll(&pfd, 1, ERNIC_TCP_POLL_MS) == 0 || ernic_now_ns() >= conn->next_check_ns) {
+		if (sleep) {
+			/* SO_RCVTIMEO ran out: time for the periodic checks. */
 			rc = tcp_conn_check(conn, boundary && got == 0);
 			if (rc)
 				return rc;
+			continue;
 		}
+		/*
+		 * Busy-poll before sleeping while it pays (see TCP_BUSY_POLL_MAX_NS):
+		 * a sleep costs a wake-up on another CPU, milliseconds under an
+		 * emulated one.
+		 */
+		now = ernic_now_ns();
+		if (!conn->idle_since_ns) {
+			conn->idle_since_ns = now;
+			conn->spun = conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
+				     ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0;
+			conn->spin_until_ns = now + (conn->spun ? TCP_BUSY_POLL_MAX_NS : 0);
+		}
+		if (now < conn->spin_until_ns)
+			sched_yield();
 	}
+	return 0;
+}
+
+/*
+ * TCP 1.0 defines no FES for a data digest error; like Linux nvmet this treats
+ * it as fatal, reported with the digest error FES and the digest received.
+ */
+static int tcp_check_ddgst(struct tcp_conn *conn, const uint8_t *data, uint32_t datal, uint32_t rcvd)
+{
+	if (rcvd != ernic_crc32c(0, data, datal))
+		return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
 	return 0;
 }
 
@@ -923,14 +988,33 @@ static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint
 	rc = tcp_recv_full(conn, &rcvd, sizeof(rcvd), false);
 	if (rc)
 		return rc;
-	/*
-	 * TCP 1.0 defines no FES for a data digest error; like Linux nvmet this
-	 * treats it as fatal, reported with the digest error FES and the digest
-	 * received.
-	 */
-	if (rcvd != ernic_crc32c(0, dst, datal))
-		return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
-	return 0;
+	return tcp_check_ddgst(conn, dst, datal, rcvd);
+}
+
+/*
+ * In-capsule data: when the whole of it (and its digest) is already in rbuf,
+ * as a write of up to ERNIC_TCP_IN_CAPSULE_DATA usually is, the command
+ * executes from there, one copy fewer than through the slot's buffer. That
+ * holds until the next recv(), which comes only after tcp_req_exec(): the core
+ * executes every command with data synchronously (only an AER is held, and it
+ * carries none). Otherwise the data is read into the slot's buffer.
+ */
+static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pad, uint32_t datal)
+{
+	uint32_t dd = conn->ddgst ? NVME_TCP_DIGEST_LEN : 0;
+	uint8_t *data = conn->rbuf + conn->rhead + pad;
+	uint32_t rcvd;
+
+	if (conn->rtail - conn->rhead < pad + datal + dd) {
+		treq->h2c_buf = treq->buf;
+		return tcp_recv_data(conn, treq->buf, pad, datal);
+	}
+	conn->rhead += pad + datal + dd;
+	treq->h2c_buf = data;
+	if (!dd)
+		return 0;
+	memcpy(&rcvd, data + datal, sizeof(rcvd));
+	return tcp_check_ddgst(conn, data, datal, rcvd);
 }
 
 /*
@@ -1061,7 +1145,7 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	treq->req.sqe = pdu->cmd;
 	if (datal) {
 		/* TCP_REQ_BUF_SMALL holds any in-capsule data: no allocation here. */
-		rc = tcp_recv_data(conn, treq->buf, pad, datal);
+		rc = tcp_recv_icd(conn, treq, pad, datal);
 		if (rc)
 			return rc;
 		treq->h2c_len = datal;
@@ -1336,6 +1420,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 {
 	const struct ernic_backend_cfg *cfg = ernic_target_cfg(port->tgt);
 	struct timeval snd_to = { .tv_sec = TCP_SEND_TIMEOUT_S };
+	struct timeval rcv_to = { .tv_usec = ERNIC_TCP_POLL_MS * 1000 };
 	struct tcp_conn *conn;
 	int rc;
 
@@ -1349,6 +1434,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	conn->c2h_align = 4;
 	conn->opened_ns = ernic_now_ns();
 	ernic_trace_queue_init(&conn->tq);
+	/* A new queue spins until its host's pace says otherwise. */
+	conn->poll_hits = TCP_BUSY_POLL_ONE;
 	pthread_mutex_init(&conn->lock, NULL);
 	/* One slot per queue entry the host may fill (the admin queue takes 32 whatever MQES says). */
 	conn->nr_reqs = MAX(cfg->queue_size, (uint32_t)ERNIC_ADMIN_QUEUE_SIZE);
@@ -1364,6 +1451,8 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	}
 	tcp_peer_name(fd, conn->peer, sizeof(conn->peer));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd_to, sizeof(snd_to));
+	/* The connection thread sleeps in recv(): it wakes this often for keep-alive and shutdown. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv_to, sizeof(rcv_to));
 	ernic_sq_init(&conn->sq, port->tgt, &tcp_ops, conn);
 	conn->sq.portid = port->portid;
 

@@ -47,6 +47,7 @@ struct th {
 	bool hd, dd;
 	uint32_t maxh2cdata;
 	uint32_t h2c_chunk; /* H2CData PDU size the host uses (<= maxh2cdata) */
+	uint32_t split_at;  /* th_send_pdu: this many bytes, a pause, then the rest (0: all at once) */
 	uint16_t cid;
 	uint16_t cntlid;
 	bool saw_success; /* the last command completed by a C2HData SUCCESS flag */
@@ -189,6 +190,13 @@ static void th_send_pdu(struct th *th, void *hdr, uint8_t hlen, const void *data
 		crc = ernic_crc32c(0, data, datal);
 		memcpy(out + off, &crc, 4);
 		off += 4;
+	}
+	if (th->split_at && th->split_at < off) {
+		/* The target reads the first part on its own before the rest arrives. */
+		CU_ASSERT(write_all(th->fd, out, th->split_at) == 0);
+		usleep(20 * 1000);
+		CU_ASSERT(write_all(th->fd, out + th->split_at, off - th->split_at) == 0);
+		return;
 	}
 	CU_ASSERT(write_all(th->fd, out, off) == 0);
 }
@@ -569,6 +577,29 @@ static void test_write_in_capsule(void)
 	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 200, wbuf, sizeof(wbuf), true) == 0);
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, 200, rbuf, sizeof(rbuf), false) == 0);
 	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+static void test_write_in_capsule_arriving_in_two_parts(void)
+{
+	struct th *th = th_setup(0);
+	static uint8_t wbuf[8192], rbuf[8192];
+	uint8_t digest = NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE;
+	int admin_fd = th_io_queue_up(th, digest, 0);
+
+	/*
+	 * Whole, the data is written from the receive buffer; cut in the
+	 * middle of the data, and then of its digest, it is gathered first.
+	 */
+	for (uint32_t split = 72 + 4 + 1000; split <= 72 + 4 + 8192 + 2; split += 8192 + 2 - 1000) {
+		fill(wbuf, sizeof(wbuf), split);
+		th->split_at = split;
+		CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 300, wbuf, sizeof(wbuf), true) == 0);
+		th->split_at = 0;
+		CU_ASSERT(th_rw(th, NVME_CMD_READ, 300, rbuf, sizeof(rbuf), false) == 0);
+		CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	}
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -1677,6 +1708,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_write_r2t_read_success_flag),
 	UT_CASE(test_read_without_sqflow_disable_sends_capsule_resp),
 	UT_CASE(test_write_in_capsule),
+	UT_CASE(test_write_in_capsule_arriving_in_two_parts),
 	UT_CASE(test_digests_round_trip),
 	UT_CASE(test_bad_sgl_completes_with_status),
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
