@@ -76,3 +76,21 @@ void ernic_log(struct ernic_log *log, unsigned int kind, const char *fmt, ...)
 	fflush(log->file);
 	pthread_mutex_unlock(&log->lock);
 }
+
+const char *ernic_log_str(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (!*s)
+		return "\"\"";
+	for (; *s && o + 5 <= len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+	}
+	out[o] = '\0';
+	return out;
+}

@@ -119,7 +119,7 @@ struct nvmf_rdma_queue {
 	uint16_t cm_qid; /* from the CM private data */
 	bool connected;	 /* Connect succeeded */
 	uint16_t qid, cntlid;
-	char hostnqn[NVMF_NQN_SIZE];
+	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
 	char peer[INET6_ADDRSTRLEN + 8];
 	_Atomic(const char *) close_reason; /* the first reason given */
 
@@ -179,16 +179,6 @@ static const struct ernic_transport_ops nvmf_rdma_ops = {
 	/* Every command carries a keyed SGL: IOCCSZ 4. */
 	.in_capsule_data_size = 0,
 };
-
-/* A host NQN for a log line: printable ASCII only. */
-static void nvmf_rdma_copy_nqn(char *dst, const char *src)
-{
-	size_t i;
-
-	for (i = 0; i < NVMF_NQN_SIZE - 1 && src[i]; i++)
-		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
-	dst[i] = '\0';
-}
 
 static void nvmf_rdma_queue_set_disconnect(struct nvmf_rdma_queue *q, const char *why)
 {
@@ -340,8 +330,14 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	const struct nvmf_connect_data *data = (const struct nvmf_connect_data *)r->buf;
 	uint16_t status = nvme_cqe_status(&r->req.cqe);
 
-	if (r->h2c_len >= sizeof(*data))
-		nvmf_rdma_copy_nqn(q->hostnqn, data->hostnqn);
+	if (r->h2c_len >= sizeof(*data)) {
+		char raw[NVMF_NQN_SIZE];
+
+		/* The host's 256 bytes need not end in a NUL. */
+		memcpy(raw, data->hostnqn, sizeof(raw) - 1);
+		raw[sizeof(raw) - 1] = '\0';
+		ernic_log_str(raw, q->hostnqn, sizeof(q->hostnqn));
+	}
 	if (status) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  q->hostnqn[0] ? q->hostnqn : "?", cmd->qid, q->peer, ernic_status_str(status));

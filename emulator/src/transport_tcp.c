@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "log.h"
 #include "trace.h"
 #include "transport_tcp.h"
 
@@ -131,14 +132,6 @@ enum tcp_log_kind {
 	TCP_LOG_NR,
 };
 
-#define TCP_LOG_WINDOW_NS 1000000000ull
-
-struct tcp_log_limit {
-	uint64_t window_ns; /* start of the current one-second window */
-	unsigned int lines; /* written in it */
-	unsigned int suppressed;
-};
-
 struct tcp_conn;
 
 struct tcp_req {
@@ -176,7 +169,7 @@ struct tcp_conn {
 	bool connected;
 	uint16_t qid;
 	uint16_t cntlid;
-	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by tcp_log_str() */
+	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
 
 	pthread_mutex_t lock; /* sends, the free list, @dead, @sqflow_disabled */
 	bool dead;	      /* the socket is going away: sends are dropped */
@@ -214,10 +207,7 @@ struct tcp_conn {
 
 struct ernic_tcp_port {
 	struct ernic_target *tgt;
-	FILE *log;
-	pthread_mutex_t log_lock; /* @log_limits, and one line at a time */
-	struct tcp_log_limit log_limits[TCP_LOG_NR];
-	char ident[64];
+	struct ernic_log log; /* rate-limited per enum tcp_log_kind */
 	uint32_t maxh2cdata;
 	unsigned int max_connections;
 	uint64_t idle_timeout_ns;
@@ -259,93 +249,6 @@ static const char *const tcp_log_kind_name[TCP_LOG_NR] = {
 	[TCP_LOG_TRANSPORT_ERROR] = "transport error",
 	[TCP_LOG_CLOSED_EARLY] = "connection closed early",
 };
-
-/*
- * A peer-controlled string (a host NQN) made fit for one log line: bytes
- * outside printable ASCII, and the backslash itself, become \xNN, so a
- * newline or a terminal escape in a Connect cannot forge or hide lines.
- * @out holds at least 4 * strlen(@s) + 1 bytes or the text is cut there.
- */
-static const char *tcp_log_str(const char *s, char *out, size_t len)
-{
-	size_t o = 0;
-
-	if (!*s)
-		return "\"\"";
-	for (; *s && o + 5 <= len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			out[o++] = (char)c;
-		else
-			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
-	}
-	out[o] = '\0';
-	return out;
-}
-
-/* Summaries of lines held back in a window that ended (every window with @force); log_lock held. */
-static void tcp_log_summaries_locked(struct ernic_tcp_port *port, uint64_t now, bool force)
-{
-	for (unsigned int k = 0; k < TCP_LOG_NR; k++) {
-		struct tcp_log_limit *l = &port->log_limits[k];
-
-		if (!l->suppressed || (!force && now - l->window_ns < TCP_LOG_WINDOW_NS))
-			continue;
-		fprintf(port->log, "%s: suppressed %u similar lines: %s\n", port->ident, l->suppressed,
-			tcp_log_kind_name[k]);
-		l->suppressed = 0;
-	}
-	fflush(port->log);
-}
-
-static void tcp_log_flush(struct ernic_tcp_port *port, bool force)
-{
-	if (!port->log)
-		return;
-	pthread_mutex_lock(&port->log_lock);
-	tcp_log_summaries_locked(port, ernic_now_ns(), force);
-	pthread_mutex_unlock(&port->log_lock);
-}
-
-/*
- * One line, unless ERNIC_TCP_LOG_BURST lines of @kind were written in this
- * second: any peer can make a port refuse, fail or close as often as it
- * likes, so past the burst lines are counted and summed up in one line when
- * the second is over.
- */
-static void tcp_log(struct ernic_tcp_port *port, enum tcp_log_kind kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void tcp_log(struct ernic_tcp_port *port, enum tcp_log_kind kind, const char *fmt, ...)
-{
-	struct tcp_log_limit *l = &port->log_limits[kind];
-	char line[2048];
-	uint64_t now;
-	va_list ap;
-
-	if (!port->log)
-		return;
-	pthread_mutex_lock(&port->log_lock);
-	now = ernic_now_ns();
-	tcp_log_summaries_locked(port, now, false);
-	if (now - l->window_ns >= TCP_LOG_WINDOW_NS) {
-		l->window_ns = now;
-		l->lines = 0;
-	}
-	if (l->lines == ERNIC_TCP_LOG_BURST) {
-		l->suppressed++;
-		pthread_mutex_unlock(&port->log_lock);
-		return;
-	}
-	l->lines++;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(port->log, "%s: %s\n", port->ident, line);
-	fflush(port->log);
-	pthread_mutex_unlock(&port->log_lock);
-}
 
 static inline uint32_t tcp_align(uint32_t v, uint32_t a)
 {
@@ -560,7 +463,7 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 	};
 	struct iovec iov[2] = { { &term, sizeof(term) }, { conn->hdr, copy } };
 
-	tcp_log(conn->port, TCP_LOG_TRANSPORT_ERROR,
+	ernic_log(&conn->port->log, TCP_LOG_TRANSPORT_ERROR,
 		"peer %s qid %u: fatal transport error, pdu type 0x%02x: fes 0x%x fei 0x%x", conn->peer, conn->qid,
 		conn->hdr_len ? bad->type : 0, fes, fei);
 	pthread_mutex_lock(&conn->lock);
@@ -779,11 +682,11 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 
 		memcpy(raw, data->hostnqn, sizeof(raw) - 1);
 		raw[sizeof(raw) - 1] = '\0';
-		tcp_log_str(raw, conn->hostnqn, sizeof(conn->hostnqn));
+		ernic_log_str(raw, conn->hostnqn, sizeof(conn->hostnqn));
 	}
 	if (status) {
 		/* Worth a line: an allow list or a wrong NQN shows up here first. */
-		tcp_log(conn->port, TCP_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
+		ernic_log(&conn->port->log, TCP_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			data ? conn->hostnqn : "?", cmd->qid, conn->peer, ernic_status_str(status));
 		return;
 	}
@@ -795,7 +698,7 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	pthread_mutex_lock(&conn->lock);
 	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
 	pthread_mutex_unlock(&conn->lock);
-	tcp_log(conn->port, TCP_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s%s", conn->hostnqn, conn->qid,
+	ernic_log(&conn->port->log, TCP_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s%s", conn->hostnqn, conn->qid,
 		conn->cntlid, conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
 }
 
@@ -834,7 +737,7 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 
 	conn->next_check_ns = now + ERNIC_TCP_POLL_MS * 1000000ull;
 	ernic_target_check_keep_alive(port->tgt);
-	tcp_log_flush(port, false);
+	ernic_log_flush(&port->log, false);
 	if (ernic_sq_ctrlr_fatal(&conn->sq))
 		return -ETIMEDOUT;
 	/*
@@ -843,7 +746,7 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	 * keep-alive, as a host with KATO 0 asked for.
 	 */
 	if (!conn->connected && now - conn->opened_ns >= port->idle_timeout_ns) {
-		tcp_log(port, TCP_LOG_CLOSED_EARLY, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
+		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
 			port->idle_timeout_ns / 1000000);
 		return -ETIME;
 	}
@@ -1217,7 +1120,7 @@ static int tcp_handle_h2c_term(struct tcp_conn *conn)
 	const struct nvme_tcp_term_pdu *term = (const void *)conn->hdr;
 
 	/* The host is closing: a TermReq is never answered with one. */
-	tcp_log(conn->port, TCP_LOG_TRANSPORT_ERROR, "peer %s qid %u: host terminated the connection: fes 0x%x fei 0x%x",
+	ernic_log(&conn->port->log, TCP_LOG_TRANSPORT_ERROR, "peer %s qid %u: host terminated the connection: fes 0x%x fei 0x%x",
 		conn->peer, conn->qid, term->fes, term->fei);
 	return -ECONNABORTED;
 }
@@ -1350,7 +1253,7 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 	 */
 	ernic_sq_destroy(&conn->sq);
 	if (conn->connected)
-		tcp_log(port, TCP_LOG_DISCONNECT, "disconnect host %s qid %u cntlid %u peer %s: %s", conn->hostnqn, conn->qid,
+		ernic_log(&port->log, TCP_LOG_DISCONNECT, "disconnect host %s qid %u cntlid %u peer %s: %s", conn->hostnqn, conn->qid,
 			conn->cntlid, conn->peer, tcp_close_reason(reason));
 	close(conn->fd);
 	conn->fd = -1;
@@ -1473,7 +1376,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	}
 	pthread_mutex_unlock(&port->lock);
 	if (rc == -EBUSY)
-		tcp_log(port, TCP_LOG_CLOSED_EARLY, "peer %s: closed at once: the limit is %u connections", conn->peer,
+		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY, "peer %s: closed at once: the limit is %u connections", conn->peer,
 			port->max_connections);
 	if (rc) {
 		ernic_sq_destroy(&conn->sq);
@@ -1499,8 +1402,8 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	if (!port)
 		return -ENOMEM;
 	port->tgt = tgt;
-	port->log = opts ? opts->log : NULL;
-	snprintf(port->ident, sizeof(port->ident), "%s", opts && opts->ident ? opts->ident : "ernic-tcp");
+	ernic_log_init(&port->log, opts ? opts->log : NULL, opts && opts->ident ? opts->ident : "ernic-tcp",
+		       tcp_log_kind_name, TCP_LOG_NR, ERNIC_TCP_LOG_BURST);
 	port->maxh2cdata = maxh2cdata;
 	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
 	port->idle_timeout_ns =
@@ -1509,7 +1412,6 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
-	pthread_mutex_init(&port->log_lock, NULL);
 	pthread_cond_init(&port->cond, NULL);
 	if (ernic_trace_init(&port->trace, "tcp", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
 			     ERNIC_TRACE_STAGES_COMMON)) {
@@ -1582,7 +1484,7 @@ static void *tcp_accept_thread(void *arg)
 
 		/* Also the keep-alive clock for controllers whose queues are all idle. */
 		ernic_target_check_keep_alive(port->tgt);
-		tcp_log_flush(port, false);
+		ernic_log_flush(&port->log, false);
 		pthread_mutex_lock(&port->lock);
 		tcp_port_reap_locked(port);
 		pthread_mutex_unlock(&port->lock);
@@ -1644,7 +1546,7 @@ void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms)
 		pthread_cond_wait(&port->cond, &port->lock);
 	tcp_port_reap_locked(port);
 	pthread_mutex_unlock(&port->lock);
-	tcp_log_flush(port, true);
+	ernic_log_flush(&port->log, true);
 	ernic_trace_stop(&port->trace);
 }
 
@@ -1656,6 +1558,6 @@ void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
 	pthread_cond_destroy(&port->cond);
 	pthread_mutex_destroy(&port->lock);
 	ernic_trace_fini(&port->trace);
-	pthread_mutex_destroy(&port->log_lock);
+	ernic_log_fini(&port->log);
 	free(port);
 }
