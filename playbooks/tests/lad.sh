@@ -54,9 +54,9 @@ play lad-stop lad.yml --tags lad_target_stop "${lad[@]}" || { show lad-stop; lad
 ! kill -0 "$clock_pid" 2>/dev/null || lad_fail "the clock-probe server ($clock_pid) still runs"
 ernicd_pid="" clock_pid=""
 trace=$lad_results/target/ernicd.trace
-head -n 1 "$trace" | grep -q '^# ernic-tcp-trace clock=CLOCK_MONOTONIC unit=ns columns=qid cid opc status rx exec ' ||
+head -n 1 "$trace" | grep -q '^# ernic-trace transport=tcp clock=CLOCK_MONOTONIC unit=ns columns=qid cid opc status rx exec ' ||
 	lad_fail "the fetched $trace has no trace header"
-records=$(awk '!/^#/ { n++; if (NF != 11 || $1 < 1 || $3 != "0x02" || $4 != "0x0" || !($5 <= $6 && $6 <= $7 && $7 <= $8 &&
+records=$(awk '!/^#/ { n++; if (NF != 14 || $1 < 1 || $3 != "0x02" || $4 != "0x0" || !($5 <= $6 && $6 <= $7 && $7 <= $8 &&
 	$8 <= $10 && $10 <= $11)) { print "bad record: " $0 > "/dev/stderr"; bad = 1 } } END { print bad ? -1 : n + 0 }' "$trace")
 kept=$(jq '.tcp_stages.samples - .tcp_stages.dropped' "$lad_results/target/ernicd-stats.json") ||
 	lad_fail "the fetched counters have no tcp_stages"

@@ -1,5 +1,5 @@
 # suites/lad/fabric-align.awk - the target's times on the host's clock, for a target on another machine
-# (suites/lad/fabric-align runs it). Three passes, chosen by -v pass=:
+# (suites/lad/fabric-align runs it, with tracefs.awk loaded first). Three passes, chosen by -v pass=:
 #
 #   intervals  host qdN.host, then the target's file: for each target record in the run and each host command
 #              with its (qid, cid), the residual offsets d for which the record falls inside that command
@@ -19,20 +19,6 @@
 
 BEGIN {
 	AGAP = 5000
-}
-
-function ns(t,    p) {
-	split(t, p, ".")
-	return p[1] * 1000000000 + p[2] * 1000
-}
-
-# The decimal after "key=" in the event's fields, or "" (as fabric-join.awk reads them).
-function field(key,    i, s) {
-	i = index($0, " " key "=")
-	if (!i)
-		return ""
-	s = substr($0, i + length(key) + 2)
-	return match(s, /^[0-9]+/) ? substr(s, 1, RLENGTH) : ""
 }
 
 # A target clock reading as host clock time: x = h + off0 + rate * (h - h0).
@@ -102,8 +88,9 @@ pass == "intervals" && FILENAME == ARGV[1] {
 
 pass == "intervals" && /^#/ { next }
 
-# ernicd's trace: qid cid opc status rx exec storage_start storage_done storage_ns queued sent.
-pass == "intervals" && NF == 11 && $1 ~ /^[0-9]+$/ {
+# ernicd's trace: qid cid opc status rx exec storage_start storage_done storage_ns queued sent, then (since the
+# trace names its transport) data_start data_done send_done, 0 where the transport stamped nothing.
+pass == "intervals" && NF >= 11 && $1 ~ /^[0-9]+$/ {
 	target_record($1 "," $2, $5, $10)
 	next
 }
@@ -153,9 +140,9 @@ pass == "shift" && /^#/ {
 	next
 }
 
-pass == "shift" && NF == 11 && $1 ~ /^[0-9]+$/ {
-	for (i = 5; i <= 11; i++)
-		if (i != 9)
+pass == "shift" && NF >= 11 && $1 ~ /^[0-9]+$/ {
+	for (i = 5; i <= NF; i++)
+		if (i != 9 && $i != 0)
 			$i = sprintf("%.0f", tohost($i))
 	print
 	next

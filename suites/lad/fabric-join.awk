@@ -1,29 +1,15 @@
 # suites/lad/fabric-join.awk - join one run's host tracefs events and the target's records, command by command:
 # host requests by (sector, time order), NVMe commands by (qid, cid, time order), the target's records by
 # (qid, cid) inside the host command's lifetime, those outside the host trace's time span being another run's.
-# Needs stages.awk loaded first.
+# Needs stages.awk and tracefs.awk loaded first.
 #
 #   awk -v host_major=259 -v backing_dev=252:0 -v lba_bytes=4096 \
-#       -f suites/lad/stages.awk -f suites/lad/fabric-join.awk qdN.host [qdN.target]
+#       -f suites/lad/stages.awk -f suites/lad/tracefs.awk -f suites/lad/fabric-join.awk qdN.host [qdN.target]
 #
 # host_major: the major of the host's namespace block devices (head and hidden paths);
 # backing_dev set: the kernel target (nvmet events and its backing device's block events in qdN.host);
 # otherwise qdN.target holds ernicd's --trace lines. Prints one line per joined command, "cmd" and the stage
 # times in ns in lad_key order, then "summary target_records=N joined=M".
-
-function ns(t,    p) {
-	split(t, p, ".")
-	return p[1] * 1000000000 + p[2] * 1000
-}
-
-# The decimal after "key=" in the event's fields, or "".
-function field(key,    i, s) {
-	i = index($0, " " key "=")
-	if (!i)
-		return ""
-	s = substr($0, i + length(key) + 2)
-	return match(s, /^[0-9]+/) ? substr(s, 1, RLENGTH) : ""
-}
 
 # The start sector of a block event ("... SECTOR + NR ...").
 function sector(    i) {
