@@ -20,7 +20,10 @@
 # its CM request and was killed after 30 s ("rdma connection establishment failed (-512)"). 6.1's rxe opens its
 # RoCEv2 UDP socket (port 4791) and routes its packets in init_net only (rxe_net.c: rxe_setup_udp_tunnel(&init_net,
 # ...), ip_route_output_key(&init_net, ...)), so RoCE packets arriving on a veth end in another namespace find no
-# receiver. Hence both ends stay in init_net until the lane's kernel has rxe with network namespace support.
+# receiver. The newest kernel Debian offers this release, bookworm-backports' 6.12.95-1~bpo12+1, is no different
+# (checked 2026-12-01: its rdma_rxe.ko registers no pernet operations and its rxe_setup_udp_tunnel() is
+# specialised to init_net); rxe gained a socket per network namespace only in later upstream kernels. Hence both
+# ends stay in init_net until the lane's kernel has rxe with network namespace support.
 #
 # CSV rows come out under the phases rdma-ernicd and rdma-nvmet (run.sh pairs them for the ratios and sets them
 # beside the TCP phases' rows).
