@@ -30,7 +30,10 @@
 # ernicd, faults, lad, rdma, ctl: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column),
 # ernic.mdts=N (mdts= of the ernicd instance the suite cases run against; default ernicd's own, 5; the queues=8
-# instance keeps the default and its Identify is checked against it either way).
+# instance keeps the default and its Identify is checked against it either way),
+# ernic.cpus=LIST|all (ernicd --cpus of that instance; default the guest's last CPU when it has more than one,
+# so the target's threads keep off the CPU the host's fio, nvme-tcp io_work and softirqs run on, as a target
+# is given its own cores on a real machine; all: unpinned).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
 set -eu
@@ -158,6 +161,9 @@ setup_system() {
 	ROUNDS=$(cmdline_opt ernic.rounds 1)
 	COMMIT=$(cmdline_opt ernic.commit unknown)
 	ERNICD_MDTS=$(cmdline_opt ernic.mdts "")
+	ERNICD_CPUS=$(cmdline_opt ernic.cpus "")
+	if [ -z "$ERNICD_CPUS" ] && [ "$(nproc)" -gt 1 ]; then ERNICD_CPUS=$(($(nproc) - 1)); fi
+	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
 	(
 		sleep "$timeout"
 		echo "ERNIC-LANE: FAIL watchdog: no verdict after ${timeout}s, last step: $(cat /run/lane-step 2>/dev/null)"
@@ -551,7 +557,7 @@ phase_ernicd() {
 	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" \
 		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}" \
 		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img,queues=$QUEUES" \
-		--stats "$ERNICD_STATS"
+		--stats "$ERNICD_STATS" ${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"}
 	log "ernicd $*"
 	ernicd "$@" 2>"$ERNICD_LOG" &
 	ERNICD_PID=$!

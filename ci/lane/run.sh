@@ -12,6 +12,7 @@
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
 #        LANE_ERNICD_MDTS=N  mdts= of the ernicd the suite cases run against (default: ernicd's, 5; 0 = no limit,
 #                       as nvmet-tcp reports); the ratio table prints both targets' MDTS either way
+#        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd (default: the guest's last CPU; all: unpinned)
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
@@ -58,6 +59,11 @@ APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT
 if [ -n "${LANE_ERNICD_MDTS:-}" ]; then
 	[[ $LANE_ERNICD_MDTS =~ ^([0-9]|1[0-9])$ ]] || die "LANE_ERNICD_MDTS must be an MDTS 0..19 (got '$LANE_ERNICD_MDTS')"
 	APPEND="$APPEND ernic.mdts=$LANE_ERNICD_MDTS"
+fi
+if [ -n "${LANE_ERNICD_CPUS:-}" ]; then
+	[[ $LANE_ERNICD_CPUS =~ ^(all|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$ ]] ||
+		die "LANE_ERNICD_CPUS must be a CPU list such as 1 or 0-1, or all (got '$LANE_ERNICD_CPUS')"
+	APPEND="$APPEND ernic.cpus=$LANE_ERNICD_CPUS"
 fi
 if [ -n "${LANE_SKIP:-}" ]; then
 	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru|ctl)(,(nvmet|ernicd|faults|lad|rdma|passthru|ctl))*$ ]] ||

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,7 +46,7 @@
 static const char usage[] =
 	"Usage: " ERNICD " [--transport tcp|rdma] [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
-	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N]\n"
+	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N] [--cpus LIST]\n"
 	"\n"
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
@@ -79,6 +80,8 @@ static const char usage[] =
 	"  --trace-sample N    stamp 1 in N commands on each I/O queue (1..1000000; default\n"
 	"                      " ERNICD_STR(ERNIC_STAGE_SAMPLE_DEFAULT) " with --trace, else off); the stage means go into\n"
 	"                      the counters JSON as \"tcp_stages\" (and \"rdma_stages\")\n"
+	"  --cpus LIST         run every thread on these CPUs only, e.g. 2 or 0-3,6 (as taskset -c):\n"
+	"                      keep the target off the cores a local initiator and its interrupts use\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -102,6 +105,8 @@ struct ernicd_opts {
 	unsigned int idle_timeout_s;
 	const char *trace;
 	unsigned int trace_sample;
+	cpu_set_t cpus;
+	bool pin;
 };
 
 /* The NVMe/RDMA port, a pointer only when built without rdma-core. */
@@ -160,11 +165,42 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 	return (unsigned int)v;
 }
 
+/* A CPU list as taskset -c takes it: N or N-M, comma-separated, each CPU one this system has. */
+static void parse_cpus(const char *arg, cpu_set_t *set)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	const char *p = arg;
+
+	CPU_ZERO(set);
+	for (;;) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p || lo < 0)
+			bad_arg("--cpus", arg, "expected a list such as 1 or 0-3,6");
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+			if (end == p || hi < lo)
+				bad_arg("--cpus", arg, "expected a list such as 1 or 0-3,6");
+		}
+		if (hi >= ncpu || hi >= CPU_SETSIZE)
+			bad_arg("--cpus", arg, "names a CPU this system does not have");
+		for (long c = lo; c <= hi; c++)
+			CPU_SET((int)c, set);
+		if (*end == '\0')
+			return;
+		if (*end != ',')
+			bad_arg("--cpus", arg, "expected a list such as 1 or 0-3,6");
+		p = end + 1;
+	}
+}
+
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 {
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
 	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
-	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T' };
+	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T', OPT_CPUS = 'P' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -178,6 +214,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "trace-sample", required_argument, NULL, OPT_TRACE_SAMPLE },
 		{ "transport", required_argument, NULL, OPT_TRANSPORT },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -250,6 +287,10 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 				bad_arg("--transport", optarg, "built without rdma-core (librdmacm-dev, libibverbs-dev)");
 #endif
 			o->rdma = !strcmp(optarg, "rdma");
+			break;
+		case OPT_CPUS:
+			parse_cpus(optarg, &o->cpus);
+			o->pin = true;
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -384,6 +425,11 @@ int main(int argc, char **argv)
 	int rc, sig, status = 0;
 
 	parse_args(argc, argv, &o);
+	/* Before any thread exists: every one started later (ports, connections, control) inherits it. */
+	if (o.pin && sched_setaffinity(0, sizeof(o.cpus), &o.cpus)) {
+		fprintf(stderr, "%s: --cpus: cannot run on those CPUs: %s\n", ERNICD, strerror(errno));
+		return 2;
+	}
 
 	/* --backend wins over $ERNIC_BACKEND, which wins over the built-in default. */
 	if (!o.nr_backends && env && env[0])

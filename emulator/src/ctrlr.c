@@ -195,17 +195,24 @@ int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg
 
 /*
  * The waits of ernic_target_quiesce(): a queue is past every command it had
- * inside once its sequence is even or has moved since the first look.
+ * inside once its sequence is even or has moved since the first look. The
+ * same rule serves both sequences a queue has: commands inside the core
+ * (exec_seq) and namespace memory still being sent (ns_mem_seq).
  */
 struct quiesce_seen {
 	const struct ernic_sq *sq;
 	uint32_t seq;
 };
 
-static bool quiesce_done(struct ernic_target *tgt, const struct quiesce_seen *seen, size_t n)
+static inline uint32_t quiesce_seq(const struct ernic_sq *sq, bool ns_mem)
+{
+	return atomic_load(ns_mem ? &sq->ns_mem_seq : &sq->exec_seq);
+}
+
+static bool quiesce_done(struct ernic_target *tgt, const struct quiesce_seen *seen, size_t n, bool ns_mem)
 {
 	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next) {
-		uint32_t seq = atomic_load(&sq->exec_seq);
+		uint32_t seq = quiesce_seq(sq, ns_mem);
 
 		if (!(seq & 1))
 			continue;
@@ -216,7 +223,7 @@ static bool quiesce_done(struct ernic_target *tgt, const struct quiesce_seen *se
 	return true;
 }
 
-void ernic_target_quiesce(struct ernic_target *tgt)
+static void quiesce_wait(struct ernic_target *tgt, bool ns_mem)
 {
 	struct quiesce_seen *seen = NULL;
 	size_t n = 0, cap = 0;
@@ -224,7 +231,7 @@ void ernic_target_quiesce(struct ernic_target *tgt)
 
 	pthread_mutex_lock(&tgt->lock);
 	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next) {
-		uint32_t seq = atomic_load(&sq->exec_seq);
+		uint32_t seq = quiesce_seq(sq, ns_mem);
 
 		if (!(seq & 1))
 			continue;
@@ -242,13 +249,24 @@ void ernic_target_quiesce(struct ernic_target *tgt)
 	/* The lock is not held while waiting: a command inside may take it (SMART, Connect). */
 	for (;;) {
 		pthread_mutex_lock(&tgt->lock);
-		done = quiesce_done(tgt, seen, n);
+		done = quiesce_done(tgt, seen, n, ns_mem);
 		pthread_mutex_unlock(&tgt->lock);
 		if (done)
 			break;
 		usleep(100);
 	}
 	free(seen);
+}
+
+/*
+ * Commands first, then what they left to send: a command that mapped
+ * namespace memory in place did so inside the core, so once it has left,
+ * its queue's ns_mem_seq is already odd, and the second wait covers it.
+ */
+void ernic_target_quiesce(struct ernic_target *tgt)
+{
+	quiesce_wait(tgt, false);
+	quiesce_wait(tgt, true);
 }
 
 uint32_t ernic_target_nr_ns(const struct ernic_target *tgt)

@@ -133,6 +133,31 @@ static inline uint16_t io_resolve_ns(const struct ernic_req *req, struct ernic_n
 	return NVME_SC_SUCCESS;
 }
 
+/*
+ * A read the transport sends straight from the medium (a RAM namespace over
+ * TCP): one copy fewer, the one into a buffer of the transport's. Storage is
+ * then only the lookup; the bytes are copied when the transport sends them.
+ */
+static uint16_t io_read_in_place(struct ernic_req *req, struct ernic_ns *ns, uint64_t off, uint32_t len)
+{
+	struct ernic_sq *sq = req->sq;
+	const void *src;
+	uint64_t t;
+	uint16_t status;
+
+	if (ERNIC_UNLIKELY(ernic_req_sgl_len(req) != len))
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	t = storage_enter(req);
+	src = ns->ops->map_read(ns, off, len);
+	storage_leave(req, t);
+	status = sq->ops->map_c2h_in_place(req, len, src);
+	if (ERNIC_UNLIKELY(status))
+		return status;
+	ernic_stat_add(&sq->stats.bytes_read, len);
+	ernic_stat_add(&sq->stats.io_bytes_read, len);
+	return NVME_SC_SUCCESS;
+}
+
 static uint16_t io_rw(struct ernic_req *req, bool write)
 {
 	struct ernic_ns *ns = req->ns;
@@ -148,6 +173,8 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 	status = io_rw_check(req, ns);
 	if (ERNIC_UNLIKELY(status))
 		return status;
+	if (!write && sq->c2h_in_place && ns->ops->map_read)
+		return io_read_in_place(req, ns, slba << ns->lba_shift, (uint32_t)len);
 	status = ernic_req_map_data_exact(req, (uint32_t)len,
 					  write ? NVME_DATA_HOST_TO_CTRL : NVME_DATA_CTRL_TO_HOST, &buf);
 	if (ERNIC_UNLIKELY(status))

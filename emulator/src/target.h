@@ -51,6 +51,14 @@ enum ernic_ns_write_flags {
 struct ernic_ns_ops {
 	const char *name;
 	int (*read)(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len);
+	/*
+	 * Optional: the medium's own bytes at @off, for a transport to send
+	 * from in place instead of copying them out with @read first (RAM
+	 * backend). They stay mapped until ernic_target_quiesce() has seen the
+	 * queue let go of them (ernic_sq_ns_mem_hold()); a write landing
+	 * meanwhile may show through, as it may while @read copies.
+	 */
+	const void *(*map_read)(struct ernic_ns *ns, uint64_t off, uint32_t len);
 	int (*write)(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags);
 	int (*flush)(struct ernic_ns *ns);
 	int (*write_zeroes)(struct ernic_ns *ns, uint64_t off, uint64_t len);
@@ -183,6 +191,14 @@ struct ernic_transport_ops {
 	const char *name;
 	uint8_t trtype;
 	uint16_t (*map_data)(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
+	/*
+	 * Optional, used only on a queue with c2h_in_place set: controller to
+	 * host data that is already in memory (a RAM namespace). Checks the
+	 * descriptor as map_data() does and, on success, sends @len bytes from
+	 * @src itself, holding the namespace memory (ernic_sq_ns_mem_hold())
+	 * until they left.
+	 */
+	uint16_t (*map_c2h_in_place)(struct ernic_req *req, uint32_t len, const void *src);
 	void (*complete)(struct ernic_req *req);
 	/*
 	 * In-capsule data the transport accepts on I/O queues: 0 over RDMA (every
@@ -245,6 +261,15 @@ struct ernic_sq {
 	 * ordered before the namespace state it loads next.
 	 */
 	_Atomic uint32_t exec_seq;
+	/*
+	 * Odd while the transport still has to send namespace memory it was
+	 * handed in place (ops->map_c2h_in_place): ernic_target_quiesce() waits
+	 * on it as on @exec_seq, so no namespace is unmapped under a send.
+	 * Written under the transport's own lock, through ernic_sq_ns_mem_*().
+	 */
+	_Atomic uint32_t ns_mem_seq;
+	/* Set by the transport while in-place sends are safe (e.g. no data digest computed ahead of the send) */
+	bool c2h_in_place;
 	struct ernic_sq *live_prev, *live_next; /* target's list, for counter sums */
 	struct ernic_sq_stats stats;
 };
@@ -363,6 +388,16 @@ bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostn
  * only; sleeps, takes the target's lock between looks.
  */
 void ernic_target_quiesce(struct ernic_target *tgt);
+/* The queue holds namespace memory to send (first in-place map) / holds none any more (all of it sent or dropped). */
+static inline void ernic_sq_ns_mem_hold(struct ernic_sq *sq)
+{
+	atomic_fetch_add(&sq->ns_mem_seq, 1);
+}
+
+static inline void ernic_sq_ns_mem_release(struct ernic_sq *sq)
+{
+	atomic_fetch_add_explicit(&sq->ns_mem_seq, 1, memory_order_release);
+}
 
 /*
  * Command handlers, one per file as nvmet, chosen once by ernic_req_exec():

@@ -15,7 +15,12 @@
  *    the meantime.
  *  - controller to host: map_data hands the core a per-request buffer that is
  *    then sent as C2HData PDUs, the last one carrying SUCCESS instead of a
- *    CapsuleResp when the host disabled SQ flow control.
+ *    CapsuleResp when the host disabled SQ flow control. A read of a RAM
+ *    namespace skips that buffer: the PDUs' data iovecs point into the
+ *    namespace itself (map_c2h_in_place), so the bytes are copied once, by
+ *    sendmsg(), as nvmet-tcp sends page cache pages without a copy of its
+ *    own. Not with a data digest: it is computed when the PDU is batched,
+ *    and a write from another queue landing before the send would break it.
  *
  * Controller to host PDUs are not sent one by one: each is appended to the
  * connection's send batch, which goes out in one sendmsg() when the thread has
@@ -144,7 +149,8 @@ struct tcp_req {
 	uint8_t *h2c_buf;  /* buf, or in-capsule data still in the connection's rbuf (tcp_recv_icd()) */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
 	uint32_t h2c_rcvd; /* of which arrived */
-	uint32_t c2h_len;  /* controller to host bytes to send from buf */
+	uint32_t c2h_len;  /* controller to host bytes to send from c2h_data */
+	const uint8_t *c2h_data; /* buf, or namespace memory sent in place (tcp_map_c2h_in_place()) */
 	void *h2c_map;	   /* what map_data returned for host to controller data */
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
 	struct ernic_stage_stamps stamps;
@@ -177,6 +183,7 @@ struct tcp_conn {
 	struct tcp_req *reqs;
 	uint32_t nr_reqs;
 	struct tcp_req *free_reqs;
+	uint32_t ns_mem_reqs; /* slots holding namespace memory to send: sq.ns_mem_seq is odd while nonzero */
 	/* The send batch (under @lock): see the top of this file */
 	uint32_t tx_niov, tx_hdr_used, tx_nreqs, tx_npdus;
 	struct iovec tx_iov[TCP_TX_IOV];
@@ -220,7 +227,7 @@ struct ernic_tcp_port {
 	_Atomic uint64_t stop_deadline_ns;
 
 	struct ernic_trace trace;
-	_Atomic uint64_t tx_pdus, tx_sends; /* struct ernic_tcp_tx_stats */
+	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place; /* struct ernic_tcp_tx_stats */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -230,12 +237,14 @@ struct ernic_tcp_port {
 };
 
 static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
+static uint16_t tcp_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src);
 static void tcp_complete(struct ernic_req *req);
 
 static const struct ernic_transport_ops tcp_ops = {
 	.name = "tcp",
 	.trtype = NVMF_TRTYPE_TCP,
 	.map_data = tcp_map_data,
+	.map_c2h_in_place = tcp_map_c2h_in_place,
 	.complete = tcp_complete,
 	.in_capsule_data_size = ERNIC_TCP_IN_CAPSULE_DATA,
 };
@@ -420,7 +429,7 @@ static int tcp_tx_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, b
 
 		if (off + pdu.datal == treq->c2h_len)
 			pdu.hdr.flags = NVME_TCP_F_DATA_LAST | (success ? NVME_TCP_F_DATA_SUCCESS : 0);
-		rc = tcp_tx_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->buf + off, pdu.datal);
+		rc = tcp_tx_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->c2h_data + off, pdu.datal);
 	}
 	return rc;
 }
@@ -492,13 +501,20 @@ void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_st
 {
 	s->pdus = atomic_load_explicit(&port->tx_pdus, memory_order_relaxed);
 	s->sends = atomic_load_explicit(&port->tx_sends, memory_order_relaxed);
+	s->c2h_in_place = atomic_load_explicit(&port->tx_c2h_in_place, memory_order_relaxed);
 }
 
 /* --------------------------------------------------------------- requests */
 
-/* LIFO, so a lightly loaded queue keeps reusing the same few buffers. */
+/*
+ * LIFO, so a lightly loaded queue keeps reusing the same few buffers. A slot
+ * that held namespace memory lets go of it here: it was sent, or never will be.
+ */
 static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
 {
+	if (ERNIC_UNLIKELY(treq->c2h_data != treq->buf) && treq->c2h_data && --conn->ns_mem_reqs == 0)
+		ernic_sq_ns_mem_release(&conn->sq);
+	treq->c2h_data = NULL;
 	treq->state = TCP_REQ_FREE;
 	treq->next_free = conn->free_reqs;
 	conn->free_reqs = treq;
@@ -565,9 +581,31 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	treq->req.sq = &conn->sq;
 	treq->req.transport_ctx = treq;
 	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = 0;
+	treq->c2h_data = NULL;
 	treq->h2c_map = NULL;
 	treq->h2c_buf = treq->buf;
 	return treq;
+}
+
+/* Controller to host data goes by C2HData PDUs only: a Transport SGL Data Block of at least @len, within MDTS. */
+static uint16_t tcp_check_c2h_sgl(const struct ernic_req *req, uint32_t len)
+{
+	const struct nvme_sgl_desc *sgl = &req->sqe.dptr;
+
+	switch (NVME_SGL_ID_TYPE(sgl->id)) {
+	case NVME_SGL_TYPE_DATA_BLOCK:
+		/* In-capsule data only ever flows host to controller. */
+		return NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_OFFSET ? NVME_SC_SGL_INVALID_SUBTYPE
+										: NVME_SC_INVALID_FIELD;
+	case NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK:
+		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_TRANSPORT)
+			return NVME_SC_SGL_INVALID_SUBTYPE;
+		if (len > sgl->unkeyed.length || len > tcp_req_buf_max(req->sq))
+			return NVME_SC_SGL_INVALID_DATA_LEN;
+		return NVME_SC_SUCCESS;
+	default:
+		return NVME_SC_SGL_INVALID_TYPE;
+	}
 }
 
 /*
@@ -580,14 +618,25 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 	struct tcp_req *treq = req->transport_ctx;
 	const struct nvme_sgl_desc *sgl = &req->sqe.dptr;
 	uint32_t sgl_len = sgl->unkeyed.length;
+	uint16_t status;
 
+	if (dir == NVME_DATA_CTRL_TO_HOST) {
+		status = tcp_check_c2h_sgl(req, len);
+		if (status)
+			return status;
+		if (tcp_req_buf_reserve(treq, len))
+			return NVME_SC_INTERNAL;
+		treq->c2h_len = len;
+		treq->c2h_data = treq->buf;
+		*buf = treq->buf;
+		return NVME_SC_SUCCESS;
+	}
+	if (dir != NVME_DATA_HOST_TO_CTRL)
+		return NVME_SC_INVALID_FIELD;
 	switch (NVME_SGL_ID_TYPE(sgl->id)) {
 	case NVME_SGL_TYPE_DATA_BLOCK:
 		if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_OFFSET)
 			return NVME_SC_SGL_INVALID_SUBTYPE;
-		/* In-capsule data only ever flows host to controller. */
-		if (dir != NVME_DATA_HOST_TO_CTRL)
-			return NVME_SC_INVALID_FIELD;
 		if (sgl->addr > treq->h2c_len || sgl_len > treq->h2c_len - sgl->addr)
 			return NVME_SC_SGL_INVALID_OFFSET;
 		if (len > sgl_len)
@@ -599,23 +648,36 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 			return NVME_SC_SGL_INVALID_SUBTYPE;
 		if (len > sgl_len || len > tcp_req_buf_max(req->sq))
 			return NVME_SC_SGL_INVALID_DATA_LEN;
-		if (dir == NVME_DATA_HOST_TO_CTRL) {
-			/* Solicited before exec; less only when the SGL was too long to solicit. */
-			if (treq->h2c_len < len)
-				return NVME_SC_SGL_INVALID_DATA_LEN;
-			*buf = treq->h2c_map = treq->buf;
-			return NVME_SC_SUCCESS;
-		}
-		if (dir != NVME_DATA_CTRL_TO_HOST)
-			return NVME_SC_INVALID_FIELD;
-		if (tcp_req_buf_reserve(treq, len))
-			return NVME_SC_INTERNAL;
-		treq->c2h_len = len;
-		*buf = treq->buf;
+		/* Solicited before exec; less only when the SGL was too long to solicit. */
+		if (treq->h2c_len < len)
+			return NVME_SC_SGL_INVALID_DATA_LEN;
+		*buf = treq->h2c_map = treq->buf;
 		return NVME_SC_SUCCESS;
 	default:
 		return NVME_SC_SGL_INVALID_TYPE;
 	}
+}
+
+/*
+ * A read sent from the namespace's memory: the slot holds it until the
+ * batch carrying it was sent and the slot is put back (tcp_req_put_locked()).
+ */
+static uint16_t tcp_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src)
+{
+	struct tcp_req *treq = req->transport_ctx;
+	struct tcp_conn *conn = treq->conn;
+	uint16_t status = tcp_check_c2h_sgl(req, len);
+
+	if (status)
+		return status;
+	pthread_mutex_lock(&conn->lock);
+	if (conn->ns_mem_reqs++ == 0)
+		ernic_sq_ns_mem_hold(&conn->sq);
+	pthread_mutex_unlock(&conn->lock);
+	treq->c2h_len = len;
+	treq->c2h_data = src;
+	atomic_fetch_add_explicit(&conn->port->tx_c2h_in_place, 1, memory_order_relaxed);
+	return NVME_SC_SUCCESS;
 }
 
 /*
@@ -983,6 +1045,7 @@ static int tcp_handle_icreq(struct tcp_conn *conn)
 	/* Both digests are supported, so the host gets exactly what it asked for. */
 	conn->hdgst = icreq->digest & NVME_TCP_HDR_DIGEST_ENABLE;
 	conn->ddgst = icreq->digest & NVME_TCP_DATA_DIGEST_ENABLE;
+	conn->sq.c2h_in_place = !conn->ddgst;
 	conn->c2h_align = (icreq->hpda + 1u) * 4;
 	icresp.digest = icreq->digest & (NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE);
 

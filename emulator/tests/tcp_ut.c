@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -621,6 +622,128 @@ static void test_digests_round_trip(void)
 	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1000, small, sizeof(small), true) == 0);
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1000, rbuf, sizeof(small), false) == 0);
 	CU_ASSERT(!memcmp(small, rbuf, sizeof(small)));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+/*
+ * A read of a RAM namespace goes out from the namespace itself (no copy into
+ * the slot's buffer first) unless the connection computes data digests,
+ * which must match what is sent; the bytes are the same either way.
+ */
+static void test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_digest(void)
+{
+	struct th *th = th_setup(16384);
+	static uint8_t wbuf[128 * 1024], rbuf[128 * 1024];
+	struct ernic_tcp_tx_stats before, after;
+	struct nvme_sqe read = { .opc = NVME_CMD_READ, .nsid = 1 };
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	fill(wbuf, sizeof(wbuf), 7);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 64, wbuf, sizeof(wbuf), false) == 0);
+	ernic_tcp_port_tx_stats(th->port, &before);
+	/* A whole MDTS transfer, C2HData in 16 KiB PDUs, each pointing into the namespace. */
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 64, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 64 + 31, rbuf, BS, false) == 0);
+	CU_ASSERT(!memcmp(wbuf + 31 * BS, rbuf, BS));
+	ernic_tcp_port_tx_stats(th->port, &after);
+	CU_ASSERT_EQUAL(after.c2h_in_place - before.c2h_in_place, 2);
+	/* A descriptor shorter than the blocks is refused before anything is held. */
+	read.cdw12 = 0;
+	CU_ASSERT_EQUAL(th_cmd(th, &read, NULL, 0, rbuf, BS, false, NULL), NVME_SC_SUCCESS);
+	read.cdw12 = 1; /* 8 KiB asked, a 4 KiB descriptor */
+	CU_ASSERT_EQUAL(th_cmd(th, &read, NULL, 0, rbuf, BS, false, NULL), NVME_SC_SGL_INVALID_DATA_LEN);
+	ernic_tcp_port_tx_stats(th->port, &before);
+	CU_ASSERT_EQUAL(before.c2h_in_place - after.c2h_in_place, 1);
+	close(admin_fd);
+	close(th->fd);
+
+	/* With data digests: copied, digested, and still the same bytes. */
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	admin_fd = th_io_queue_up(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE, 0);
+	memset(rbuf, 0, sizeof(rbuf));
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 64, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	ernic_tcp_port_tx_stats(th->port, &after);
+	CU_ASSERT_EQUAL(after.c2h_in_place, before.c2h_in_place);
+	close(admin_fd);
+	th_teardown(th);
+}
+
+struct remover {
+	struct ernic_target *tgt;
+	atomic_bool done;
+	int rc;
+};
+
+static void *remover_main(void *arg)
+{
+	struct remover *r = arg;
+	char err[ERNIC_ERRLEN];
+
+	r->rc = ernic_target_remove_ns(r->tgt, 1, err, sizeof(err));
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/*
+ * A queue that still has namespace memory to send keeps the namespace mapped:
+ * removing it waits until the queue lets go, and no longer.
+ */
+static void test_namespace_removal_waits_for_namespace_memory_still_to_be_sent(void)
+{
+	static const struct ernic_transport_ops none = { .name = "none" };
+	struct ernic_target *tgt = tgt_create();
+	struct remover r = { .tgt = tgt };
+	struct ernic_sq sq;
+	pthread_t thr;
+
+	CU_ASSERT_FATAL(tgt != NULL);
+	ernic_sq_init(&sq, tgt, &none, NULL);
+	ernic_sq_ns_mem_hold(&sq);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
+	usleep(100 * 1000);
+	CU_ASSERT_FALSE(atomic_load(&r.done));
+	ernic_sq_ns_mem_release(&sq);
+	pthread_join(thr, NULL);
+	CU_ASSERT(atomic_load(&r.done));
+	CU_ASSERT_EQUAL(r.rc, 0);
+	CU_ASSERT_EQUAL(ernic_target_nr_ns(tgt), 0);
+	ernic_sq_destroy(&sq);
+	ernic_target_destroy(tgt);
+}
+
+/*
+ * Reads of a namespace being removed, over TCP: each completes, successfully
+ * or with Invalid Namespace; the connection never fails under them (a send
+ * from unmapped memory would fail it with EFAULT, or crash the process).
+ */
+static void test_reads_in_place_while_the_namespace_is_removed_complete_cleanly(void)
+{
+	struct th *th = th_setup(0);
+	static uint8_t rbuf[128 * 1024];
+	struct remover r = { .tgt = th->tgt };
+	unsigned int ok = 0, invalid = 0, other = 0;
+	pthread_t thr;
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
+	for (int i = 0; i < 100000 && !(atomic_load(&r.done) && invalid > 0); i++) {
+		uint16_t status = th_rw(th, NVME_CMD_READ, (uint64_t)(i % 64) * 32, rbuf, sizeof(rbuf), false);
+
+		if (status == NVME_SC_SUCCESS)
+			ok++;
+		else if (status == NVME_SC_INVALID_NS)
+			invalid++;
+		else
+			other++;
+	}
+	pthread_join(thr, NULL);
+	CU_ASSERT_EQUAL(r.rc, 0);
+	CU_ASSERT(invalid > 0);
+	CU_ASSERT_EQUAL(other, 0);
+	(void)ok;
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -1750,4 +1873,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),
 	UT_CASE(test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header),
 	UT_CASE(test_every_command_sampled_with_a_write_by_r2t_stamped_at_exec_after_its_data),
-	UT_CASE(test_reads_written_together_are_answered_in_fewer_sends_than_commands))
+	UT_CASE(test_reads_written_together_are_answered_in_fewer_sends_than_commands),
+	UT_CASE(test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_digest),
+	UT_CASE(test_namespace_removal_waits_for_namespace_memory_still_to_be_sent),
+	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly))

@@ -32,10 +32,13 @@ struct ernic_tcp_port;
  * one sendmsg(), so @pdus / @sends is how many shared a system call
  * @pdus: PDUs handed to sendmsg() in batches
  * @sends: sendmsg() calls that carried them (counted before each call)
+ * @c2h_in_place: reads whose data was sent straight from the namespace's
+ *	memory (a RAM namespace, no data digest) instead of a copy of it
  */
 struct ernic_tcp_tx_stats {
 	uint64_t pdus;
 	uint64_t sends;
+	uint64_t c2h_in_place;
 };
 
 /*
