@@ -31,9 +31,9 @@
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column),
 # ernic.mdts=N (mdts= of the ernicd instance the suite cases run against; default ernicd's own, 5; the queues=8
 # instance keeps the default and its Identify is checked against it either way),
-# ernic.cpus=LIST|all (ernicd --cpus of that instance; default the guest's last CPU when it has more than one,
-# so the target's threads keep off the CPU the host's fio, nvme-tcp io_work and softirqs run on, as a target
-# is given its own cores on a real machine; all: unpinned).
+# ernic.cpus=LIST|all (ernicd --cpus of that instance and of the lad phase's; default the guest's last CPU
+# when it has more than one, so the target's threads keep off the CPU the host's fio, nvme-tcp io_work and
+# softirqs run on, as a target is given its own cores on a real machine; all: unpinned).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
 set -eu

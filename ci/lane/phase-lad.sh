@@ -85,6 +85,7 @@ lad_nvmet() { # lad_nvmet tcp|rdma: the kernel target on a null_blk namespace ov
 	done
 }
 
+# ernicd runs on the CPUs the suite cases' ernicd had (ernic.cpus), so the table explains those ratios.
 lad_ernicd() { # lad_ernicd tcp|rdma: ernicd sampling 1 command in LAD_SAMPLE over that transport
 	local pid trtype nqn name
 	trtype=$1
@@ -97,7 +98,7 @@ lad_ernicd() { # lad_ernicd tcp|rdma: ernicd sampling 1 command in LAD_SAMPLE ov
 		set -- --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT"
 	fi
 	set -- "$@" --nqn "$nqn" --backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" \
-		--trace "$LAD_TRACE" --trace-sample "$LAD_SAMPLE" --stats "$ERNICD_STATS"
+		--trace "$LAD_TRACE" --trace-sample "$LAD_SAMPLE" --stats "$ERNICD_STATS" ${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"}
 	log "ernicd $*"
 	ernicd "$@" 2>"$ERNICD_LOG" &
 	ERNICD_PID=$!

@@ -12,7 +12,8 @@
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
 #        LANE_ERNICD_MDTS=N  mdts= of the ernicd the suite cases run against (default: ernicd's, 5; 0 = no limit,
 #                       as nvmet-tcp reports); the ratio table prints both targets' MDTS either way
-#        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd (default: the guest's last CPU; all: unpinned)
+#        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd and the lad phase's (default: the guest's last
+#                       CPU; all: unpinned)
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)

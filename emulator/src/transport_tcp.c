@@ -106,6 +106,12 @@
 #define TCP_BUSY_POLL_EWMA_SHIFT 3
 #define TCP_BUSY_POLL_RETRY 16u
 /*
+ * A spin reads the clock once in this many rounds: where the clocksource has
+ * no vDSO path (HPET, as in an emulated guest, or acpi_pm) every read is a
+ * system call and a device access, dearer than the recv() it times.
+ */
+#define TCP_BUSY_POLL_CLOCK_EVERY 8u
+/*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
  * pages. It grows the first time a larger transfer needs it and keeps that,
  * so a socket that never connects costs a few KiB, not an MDTS per slot
@@ -205,7 +211,9 @@ struct tcp_conn {
 	uint64_t spin_until_ns; /* end of this wait's busy-poll window */
 	uint32_t poll_hits;	/* moving share of spins that caught the data, of TCP_BUSY_POLL_ONE */
 	uint32_t poll_waits;	/* waits, counted for TCP_BUSY_POLL_RETRY */
+	uint32_t spins;		/* rounds of this wait's spin, for TCP_BUSY_POLL_CLOCK_EVERY */
 	bool spun;		/* this wait spins */
+	bool spinning;		/* ... and its window was not seen to be over yet */
 	struct ernic_trace_queue tq;
 	uint8_t rbuf[TCP_RBUF_SIZE];
 
@@ -826,7 +834,7 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 /* Data came after recv() found the socket drained: if this wait spun, count whether the spin caught it. */
 static void tcp_busy_poll_account(struct tcp_conn *conn)
 {
-	uint32_t hit = ernic_now_ns() < conn->spin_until_ns ? TCP_BUSY_POLL_ONE : 0;
+	uint32_t hit = conn->spinning ? TCP_BUSY_POLL_ONE : 0;
 
 	conn->idle_since_ns = 0;
 	if (!conn->spun)
@@ -871,7 +879,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		 * sleeps (up to SO_RCVTIMEO, ERNIC_TCP_POLL_MS): one system call
 		 * where poll() and then recv() took two.
 		 */
-		sleep = conn->idle_since_ns && ernic_now_ns() >= conn->spin_until_ns;
+		sleep = conn->idle_since_ns && !conn->spinning;
 		if (sleep) {
 			/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
 			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
@@ -912,14 +920,19 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		 * a sleep costs a wake-up on another CPU, milliseconds under an
 		 * emulated one.
 		 */
-		now = ernic_now_ns();
 		if (!conn->idle_since_ns) {
+			now = ernic_now_ns();
 			conn->idle_since_ns = now;
 			conn->spun = conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
 				     ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0;
+			conn->spinning = conn->spun;
+			conn->spins = 0;
 			conn->spin_until_ns = now + (conn->spun ? TCP_BUSY_POLL_MAX_NS : 0);
+		} else if (conn->spinning && ++conn->spins % TCP_BUSY_POLL_CLOCK_EVERY == 0 &&
+			   ernic_now_ns() >= conn->spin_until_ns) {
+			conn->spinning = false;
 		}
-		if (now < conn->spin_until_ns)
+		if (conn->spinning)
 			sched_yield();
 	}
 	return 0;
