@@ -474,13 +474,6 @@ void ernic_target_remove_port(struct ernic_target *tgt, struct ernic_port *port)
 
 /* Monotonic clock in ns. */
 uint64_t ernic_now_ns(void);
-/*
- * A transport's busy-poll reads the clock once in this many empty rounds:
- * where the clocksource has no vDSO path (HPET, as in an emulated guest, or
- * acpi_pm) every read is a system call and a device access, dearer than the
- * poll it times.
- */
-#define ERNIC_BUSY_POLL_CLOCK_EVERY 8u
 
 
 /* ------------------------------------------------ target and controllers */

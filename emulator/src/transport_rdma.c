@@ -511,7 +511,6 @@ static void *nvmf_rdma_queue_thread(void *arg)
 	struct ernic_rdma_port *port = q->port;
 	struct ibv_wc wc[NVMF_RDMA_CQ_BATCH];
 	uint64_t spin_until = 0, next_check = 0;
-	uint32_t empty_polls = 0;
 
 	while (!atomic_load(&q->disconnect)) {
 		uint64_t now;
@@ -523,11 +522,6 @@ static void *nvmf_rdma_queue_thread(void *arg)
 		}
 		for (int i = 0; i < n; i++)
 			nvmf_rdma_handle_wc(q, &wc[i]);
-		/* An empty poll inside the spin looks again at once; the clock is read one round in a few. */
-		if (n)
-			empty_polls = 0;
-		else if (++empty_polls % ERNIC_BUSY_POLL_CLOCK_EVERY)
-			continue;
 		now = ernic_now_ns();
 		if (n) {
 			spin_until = now + NVMF_RDMA_BUSY_POLL_NS;

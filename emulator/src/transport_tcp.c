@@ -106,6 +106,12 @@
 #define TCP_BUSY_POLL_EWMA_SHIFT 3
 #define TCP_BUSY_POLL_RETRY 16u
 /*
+ * A spin reads the clock once in this many rounds: where the clocksource has
+ * no vDSO path (HPET, as in an emulated guest, or acpi_pm) every read is a
+ * system call and a device access, dearer than the recv() it times.
+ */
+#define TCP_BUSY_POLL_CLOCK_EVERY 8u
+/*
  * What a slot allocates first: enough for in-capsule data, Connect and admin
  * pages. It grows the first time a larger transfer needs it and keeps that,
  * so a socket that never connects costs a few KiB, not an MDTS per slot
@@ -205,7 +211,7 @@ struct tcp_conn {
 	uint64_t spin_until_ns; /* end of this wait's busy-poll window */
 	uint32_t poll_hits;	/* moving share of spins that caught the data, of TCP_BUSY_POLL_ONE */
 	uint32_t poll_waits;	/* waits, counted for TCP_BUSY_POLL_RETRY */
-	uint32_t spins;		/* rounds of this wait's spin, for ERNIC_BUSY_POLL_CLOCK_EVERY */
+	uint32_t spins;		/* rounds of this wait's spin, for TCP_BUSY_POLL_CLOCK_EVERY */
 	bool spun;		/* this wait spins */
 	bool spinning;		/* ... and its window was not seen to be over yet */
 	struct ernic_trace_queue tq;
@@ -922,7 +928,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			conn->spinning = conn->spun;
 			conn->spins = 0;
 			conn->spin_until_ns = now + (conn->spun ? TCP_BUSY_POLL_MAX_NS : 0);
-		} else if (conn->spinning && ++conn->spins % ERNIC_BUSY_POLL_CLOCK_EVERY == 0 &&
+		} else if (conn->spinning && ++conn->spins % TCP_BUSY_POLL_CLOCK_EVERY == 0 &&
 			   ernic_now_ns() >= conn->spin_until_ns) {
 			conn->spinning = false;
 		}
