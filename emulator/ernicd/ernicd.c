@@ -105,8 +105,7 @@ struct ernicd_opts {
 	unsigned int idle_timeout_s;
 	const char *trace;
 	unsigned int trace_sample;
-	cpu_set_t cpus;
-	bool pin;
+	cpu_set_t cpus; /* --cpus; empty: not given (a list names at least one CPU) */
 };
 
 /* The NVMe/RDMA port, a pointer only when built without rdma-core. */
@@ -290,7 +289,6 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			break;
 		case OPT_CPUS:
 			parse_cpus(optarg, &o->cpus);
-			o->pin = true;
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -426,7 +424,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &o);
 	/* Before any thread exists: every one started later (ports, connections, control) inherits it. */
-	if (o.pin && sched_setaffinity(0, sizeof(o.cpus), &o.cpus)) {
+	if (CPU_COUNT(&o.cpus) && sched_setaffinity(0, sizeof(o.cpus), &o.cpus)) {
 		fprintf(stderr, "%s: --cpus: cannot run on those CPUs: %s\n", ERNICD, strerror(errno));
 		return 2;
 	}

@@ -1010,6 +1010,13 @@ uint16_t ernic_req_map_data_atleast(struct ernic_req *req, uint32_t len, enum nv
 	return req->sq->ops->map_data(req, len, dir, buf);
 }
 
+uint16_t ernic_req_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src)
+{
+	if (ERNIC_UNLIKELY(ernic_req_sgl_len(req) != len))
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	return req->sq->ops->map_c2h_in_place(req, len, src);
+}
+
 static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *req, uint16_t status)
 {
 	struct nvme_error_log_entry *e;

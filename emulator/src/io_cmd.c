@@ -145,12 +145,10 @@ static uint16_t io_read_in_place(struct ernic_req *req, struct ernic_ns *ns, uin
 	uint64_t t;
 	uint16_t status;
 
-	if (ERNIC_UNLIKELY(ernic_req_sgl_len(req) != len))
-		return NVME_SC_SGL_INVALID_DATA_LEN;
 	t = storage_enter(req);
 	src = ns->ops->map_read(ns, off, len);
 	storage_leave(req, t);
-	status = sq->ops->map_c2h_in_place(req, len, src);
+	status = ernic_req_map_c2h_in_place(req, len, src);
 	if (ERNIC_UNLIKELY(status))
 		return status;
 	ernic_stat_add(&sq->stats.bytes_read, len);

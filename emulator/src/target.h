@@ -192,7 +192,8 @@ struct ernic_transport_ops {
 	uint8_t trtype;
 	uint16_t (*map_data)(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 	/*
-	 * Optional, used only on a queue with c2h_in_place set: controller to
+	 * Optional, used only on a queue with c2h_in_place set, and only by
+	 * ernic_req_map_c2h_in_place() after its length rule: controller to
 	 * host data that is already in memory (a RAM namespace). Checks the
 	 * descriptor as map_data() does and, on success, sends @len bytes from
 	 * @src itself, holding the namespace memory (ernic_sq_ns_mem_hold())
@@ -362,9 +363,13 @@ uint32_t ernic_req_sgl_len(const struct ernic_req *req);
  *
  * Either returns an NVMe status; on success *buf holds @len bytes from the
  * transport's map_data for direction @dir.
+ *
+ * ernic_req_map_c2h_in_place() - the exact rule for a Read the transport
+ *	sends from @src itself (ops->map_c2h_in_place) instead of a buffer.
  */
 uint16_t ernic_req_map_data_exact(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 uint16_t ernic_req_map_data_atleast(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
+uint16_t ernic_req_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src);
 /* Fill the CQE with @status; records the error in stats and the error log. */
 void ernic_req_set_status(struct ernic_req *req, uint16_t status);
 /*
