@@ -649,7 +649,7 @@ FAULTS_IMG=/tmp/faults-ns1.img
 # The host keeps a lost controller for 10 minutes and retries every second: while ernicd is gone its I/O waits and
 # is sent again on the new association instead of failing.
 RECOVERY="--ctrl-loss-tmo=600 --reconnect-delay=1"
-VERIFY_MIB=8 # each verify job writes this many MiB once, in 4 KiB blocks, then reads all of it back
+VERIFY_MIB=16 # each verify job writes this many MiB once, in 4 KiB blocks, then reads all of it back
 VERIFY_BLOCKS=$((VERIFY_MIB * 256))
 FAULT_AFTER=500 # blocks the job has written (or read back) before a fault is injected
 LOAD_CONNECTIONS=1000
@@ -791,10 +791,26 @@ drop_connections() { # drop_connections WHAT: reset every established TCP connec
 	wait_live "the connection reset $1" "$cntlid"
 }
 
+# Only ernicd's end of the admin queue's connection (its host port from ernicd's connect line): ernicd's controller
+# is fatal at once while the host, which learns of it a moment later, keeps sending on the I/O queues. Those
+# commands must go unanswered and the queues close (an error status there makes the host resend at once and fail
+# the I/O with EIO after 5 tries).
+drop_admin_connection() { # drop_admin_connection WHAT
+	local cntlid hport n
+	cntlid=$(cat "/sys/class/nvme/$CTRL/cntlid")
+	hport=$(grep -o "qid 0 cntlid $cntlid peer [^ ]*" "$ERNICD_LOG" | tail -n 1 | sed 's/.*://')
+	[ -n "$hport" ] || fail "no connect line of cntlid $cntlid's admin queue in ernicd's log $1"
+	n=$(ss -K -t -n -H state established "( sport = :$PORT and dport = :$hport )" | wc -l)
+	[ "$n" -eq 1 ] || fail "ss -K reset $n sockets of the admin queue (host port $hport) $1, not 1"
+	log "ss -K reset ernicd's end of the admin queue's connection (host port $hport) $1"
+	wait_live "the admin queue's reset $1" "$cntlid"
+}
+
 # The host's and ernicd's sockets are reset with ss -K (SOCK_DESTROY: the kernel config has
 # CONFIG_INET_DIAG_DESTROY=y; tcp_diag is a module of the lane). Unlike an iptables REJECT rule, which needs
 # x_tables, conntrack and their modules and a rule to take away again, it cuts exactly the connections that exist
-# and leaves the port open for the reconnect. Once while the job writes, once while it reads back.
+# and leaves the port open for the reconnect. Every connection while the job writes and while it reads back, then
+# ernicd's end of the admin queue's alone while it still reads back.
 faults_link() {
 	local w r
 	echo "faults link" >/run/lane-step
@@ -806,6 +822,9 @@ faults_link() {
 	r=$(dev_io read)
 	wait_io read $((r + FAULT_AFTER)) "the connections were reset during verify reads" >/dev/null
 	drop_connections "during the verify phase"
+	r=$(dev_io read)
+	wait_io read $((r + FAULT_AFTER)) "the admin queue's connection was reset during verify reads" >/dev/null
+	drop_admin_connection "during the verify phase"
 	fio_verify_wait link
 }
 

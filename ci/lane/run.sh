@@ -302,6 +302,10 @@ if [ "$MARKS" -ne 1 ]; then
 	exit 1
 fi
 if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
+	# The guest's last words (ernicd's stderr, the kernel's nvme messages): a log that keeps only its end, as a CI
+	# run's does, still says why.
+	echo "lane: the console's last lines:"
+	grep -v '^ERNIC-LANE' "$LOG" | tail -n 30 | sed 's/^/  /'
 	echo "lane: ${VERDICT#ERNIC-LANE: } (console: $LOG, results: $RES); nothing appended to ${CSV_DIR#"$ROOT"/}"
 	exit 1
 fi

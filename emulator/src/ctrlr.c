@@ -806,8 +806,9 @@ void ernic_sq_detach(struct ernic_sq *sq)
 	attached = ctrlr->sqs[sq->qid] == sq;
 	/*
 	 * Without its admin queue nobody can manage the controller: a fatal
-	 * error, as Linux nvmet's. Its I/O queues fail their commands and their
-	 * transports tear them down (ernic_sq_ctrlr_fatal()); none joins it.
+	 * error, as Linux nvmet's. Its I/O queues run no more commands
+	 * (ERNIC_EXEC_CTRLR_FATAL) and their transports tear them down
+	 * (ernic_sq_ctrlr_fatal()); none joins it.
 	 */
 	if (attached && sq->qid == 0)
 		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
@@ -1166,10 +1167,12 @@ static enum ernic_exec req_exec(struct ernic_req *req)
 	status = req_gate(req);
 	if (ERNIC_LIKELY(status == NVME_SC_SUCCESS))
 		status = ctrlr_exec(req, &ex);
+	else if (status == NVME_SC_ABORT_SQ_DELETION)
+		ex = ERNIC_EXEC_CTRLR_FATAL; /* the gate's answer to a fatal controller */
 	if (ex == ERNIC_EXEC_HELD)
 		return ex;
 	ernic_req_set_status(req, status);
-	return ERNIC_EXEC_DONE;
+	return ex;
 }
 
 enum ernic_exec ernic_req_exec(struct ernic_req *req)

@@ -279,6 +279,19 @@ struct ernic_sq {
 enum ernic_exec {
 	ERNIC_EXEC_DONE,  /* req->cqe is set: post it now */
 	ERNIC_EXEC_HELD,  /* an AER: completed later through ops->complete */
+	/*
+	 * The controller is fatal (its admin queue is gone, or keep-alive
+	 * expired) and the command was not run. req->cqe says Command Aborted
+	 * due to SQ Deletion, for a transport that has no connection to lose;
+	 * a fabric transport drops the command unanswered and closes the queue,
+	 * as Linux nvmet deletes a fatal controller's queues. Answering would
+	 * not stop a host that has not yet seen the failure: Linux resends a
+	 * failed command at once on the same queue and gives up after 5 tries
+	 * (nvme_core.max_retries), so a read would fail with EIO; the closed
+	 * connection instead makes it reconnect and resend on the new
+	 * association.
+	 */
+	ERNIC_EXEC_CTRLR_FATAL,
 };
 
 /**

@@ -216,11 +216,12 @@ static uint32_t inproc_process(struct ernic_inproc_qpair *qp)
 			 * a leaf lock, never held across the core.
 			 */
 			qp->held[slot] = sqe->opc == NVME_ADMIN_ASYNC_EVENT;
-			if (ernic_req_exec(req) == ERNIC_EXEC_DONE)
+			if (ernic_req_exec(req) != ERNIC_EXEC_HELD)
 				inproc_complete(req);
 			continue;
 		}
-		if (ERNIC_LIKELY(ernic_req_exec(req) == ERNIC_EXEC_DONE))
+		/* A fatal controller's commands are answered too: this queue has no connection to close. */
+		if (ERNIC_LIKELY(ernic_req_exec(req) != ERNIC_EXEC_HELD))
 			inproc_post(qp, req);
 	}
 	qp->t_sq_head = head;

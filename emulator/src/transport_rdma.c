@@ -64,6 +64,8 @@
 #define NVMF_RDMA_BUSY_POLL_NS 50000ull
 /* How often a queue and the CM thread wake to check keep-alive and shutdown. */
 #define NVMF_RDMA_POLL_MS 100
+/* Why a queue of a failed controller closes (ERNIC_EXEC_CTRLR_FATAL). */
+#define NVMF_RDMA_CTRLR_FATAL "controller fatal (keep-alive timeout or admin queue lost)"
 #define NVMF_RDMA_LISTEN_BACKLOG 128
 
 /* What a work request was, in the low bits of its wr_id (slots are 8-byte aligned). */
@@ -356,11 +358,19 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 {
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&r->req.sqe;
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
+	enum ernic_exec ex;
 
 	if (ERNIC_UNLIKELY(r->req.stamps != NULL))
 		r->rec.exec = ernic_now_ns();
-	if (ernic_req_exec(&r->req) == ERNIC_EXEC_HELD)
+	ex = ernic_req_exec(&r->req);
+	if (ex == ERNIC_EXEC_HELD)
 		return;
+	if (ERNIC_UNLIKELY(ex == ERNIC_EXEC_CTRLR_FATAL)) {
+		/* Dropped unanswered and the queue closed: see ERNIC_EXEC_CTRLR_FATAL. */
+		nvmf_rdma_req_put(q, r);
+		nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
+		return;
+	}
 	if (connect)
 		nvmf_rdma_connected(q, r);
 	nvmf_rdma_complete(&r->req);
@@ -532,7 +542,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			next_check = now + NVMF_RDMA_POLL_MS * 1000000ull;
 			ernic_target_check_keep_alive(port->tgt);
 			if (ernic_sq_ctrlr_fatal(&q->sq))
-				nvmf_rdma_queue_set_disconnect(q, "controller fatal (keep-alive timeout or admin queue lost)");
+				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
 			else if (atomic_load(&port->stopping) && now >= atomic_load(&port->stop_deadline_ns))
 				nvmf_rdma_queue_set_disconnect(q, "target shutting down");
 			continue;

@@ -776,13 +776,19 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 {
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&treq->req.sqe;
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
+	enum ernic_exec ex;
 
 	/* Set before exec: a held request may complete on another thread before exec returns. */
 	treq->state = TCP_REQ_EXECUTING;
 	if (ERNIC_UNLIKELY(treq->req.stamps != NULL))
 		treq->rec.exec = ernic_now_ns();
-	if (ernic_req_exec(&treq->req) == ERNIC_EXEC_HELD)
+	ex = ernic_req_exec(&treq->req);
+	if (ex == ERNIC_EXEC_HELD)
 		return 0;
+	if (ERNIC_UNLIKELY(ex == ERNIC_EXEC_CTRLR_FATAL)) {
+		tcp_req_put(conn, treq);
+		return -ETIMEDOUT; /* closed unanswered: see ERNIC_EXEC_CTRLR_FATAL */
+	}
 	if (connect)
 		tcp_conn_connected(conn, treq);
 	if (ERNIC_UNLIKELY(treq->req.stamps != NULL))

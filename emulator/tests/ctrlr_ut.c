@@ -189,7 +189,7 @@ static void sqe_init(struct nvme_sqe *sqe, uint8_t opc, uint16_t cid)
  * Run one command that must complete now: a keyed SGL of @sgl_len bytes over
  * the queue's buffer. Returns the 11-bit status.
  */
-static uint16_t run(struct stub_q *q, const struct nvme_sqe *sqe, uint32_t sgl_len, struct nvme_cqe *out)
+static enum ernic_exec run_exec(struct stub_q *q, const struct nvme_sqe *sqe, uint32_t sgl_len, struct nvme_cqe *out)
 {
 	struct ernic_req req;
 	enum ernic_exec ex;
@@ -200,11 +200,19 @@ static uint16_t run(struct stub_q *q, const struct nvme_sqe *sqe, uint32_t sgl_l
 	if (sgl_len || NVME_SGL_ID_TYPE(sqe->dptr.id) == 0)
 		nvme_keyed_sgl_set(&req.sqe.dptr, (uintptr_t)q->buf, sgl_len, 0x100, NVME_SGL_SUBTYPE_ADDRESS);
 	ex = ernic_req_exec(&req);
-	CU_ASSERT_EQUAL(ex, ERNIC_EXEC_DONE);
 	CU_ASSERT_EQUAL(req.cqe.cid, sqe->cid);
+	*out = req.cqe;
+	return ex;
+}
+
+static uint16_t run(struct stub_q *q, const struct nvme_sqe *sqe, uint32_t sgl_len, struct nvme_cqe *out)
+{
+	struct nvme_cqe cqe;
+
+	CU_ASSERT_EQUAL(run_exec(q, sqe, sgl_len, &cqe), ERNIC_EXEC_DONE);
 	if (out)
-		*out = req.cqe;
-	return ST(req.cqe);
+		*out = cqe;
+	return ST(cqe);
 }
 
 static void connect_data(struct stub_q *q, uint16_t cntlid, const char *subnqn, const char *hostnqn)
@@ -366,14 +374,23 @@ static uint16_t simple(struct stub_q *q, uint8_t opc, uint16_t cid)
 	return run(q, &sqe, 0, NULL);
 }
 
-static uint16_t rw(struct stub_q *q, uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb, uint32_t sgl_len)
+static enum ernic_exec rw_exec(struct stub_q *q, uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			      uint32_t sgl_len, struct nvme_cqe *out)
 {
 	struct nvme_sqe sqe;
 
 	ernic_host_rw_sqe(&sqe, opc, nsid, slba, nlb);
 	sqe.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
 	sqe.cid = 0x77;
-	return run(q, &sqe, sgl_len, NULL);
+	return run_exec(q, &sqe, sgl_len, out);
+}
+
+static uint16_t rw(struct stub_q *q, uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb, uint32_t sgl_len)
+{
+	struct nvme_cqe cqe;
+
+	CU_ASSERT_EQUAL(rw_exec(q, opc, nsid, slba, nlb, sgl_len, &cqe), ERNIC_EXEC_DONE);
+	return ST(cqe);
 }
 
 /* Submit an AER into one of the queue's persistent requests. */
@@ -1481,8 +1498,9 @@ static void test_keep_alive_expiry_sets_cfs_and_queue_fatal(void)
 	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
 	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[1]->sq));
 	CU_ASSERT_EQUAL(csts(fx.q[0]) & NVME_CSTS_CFS, NVME_CSTS_CFS);
-	/* A fatal controller executes nothing */
-	CU_ASSERT_NOT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	/* A fatal controller executes nothing, and its transports close the queues */
+	CU_ASSERT_EQUAL(rw_exec(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096, &cqe), ERNIC_EXEC_CTRLR_FATAL);
+	CU_ASSERT_EQUAL(ST(cqe), NVME_SC_ABORT_SQ_DELETION);
 	fx_fini();
 }
 
@@ -1838,9 +1856,15 @@ static void test_losing_the_admin_queue_makes_the_controller_fatal(void)
 	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
 	q_destroy(fx.q[0]);
-	/* As Linux nvmet: a fatal controller error; each I/O queue reports it to its transport */
+	/*
+	 * As Linux nvmet: a fatal controller error. Each I/O queue reports it to
+	 * its transport, and runs no more commands: a fabric transport closes
+	 * the queue unanswered, one with no connection answers Command Aborted
+	 * due to SQ Deletion.
+	 */
 	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[1]->sq));
-	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_ABORT_SQ_DELETION);
+	CU_ASSERT_EQUAL(rw_exec(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096, &cqe), ERNIC_EXEC_CTRLR_FATAL);
+	CU_ASSERT_EQUAL(ST(cqe), NVME_SC_ABORT_SQ_DELETION);
 	/* No queue joins it any more */
 	CU_ASSERT_EQUAL(connect_io(fx.q[2], 2, fx.cntlid, &cqe), NVME_SC_CONNECT_INVALID_PARAM);
 	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_DATA, 16));

@@ -874,6 +874,71 @@ static void test_closing_the_admin_connection_closes_the_io_connections(void)
 	th_teardown(th);
 }
 
+/*
+ * The I/O connection of a failed controller answers no command: each one
+ * that reaches it after the admin queue is gone is dropped and the
+ * connection closes. An error status (Command Aborted due to SQ Deletion)
+ * would go to a host that has not seen the failure yet, and Linux resends
+ * such a command at once on the same queue and fails it with EIO after 5.
+ */
+static void test_io_commands_after_the_admin_queue_is_lost_are_not_answered(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0), io_fd = th->fd;
+	uint16_t cntlid = th->cntlid, qid;
+	bool closed = false;
+	uint64_t start;
+
+	close(admin_fd);
+	/*
+	 * Until the target has seen the admin queue go: from then on an I/O
+	 * Connect to the controller is refused. The I/O connection's own check
+	 * comes every ERNIC_TCP_POLL_MS, so the reads below land before it.
+	 */
+	for (qid = 2;; qid++) {
+		uint16_t status;
+
+		CU_ASSERT_FATAL(qid <= 4);
+		CU_ASSERT_FATAL(th_attach(th) == 0);
+		th_icreq(th, 0);
+		status = th_connect(th, SUBNQN, qid, cntlid, 0, 0, true);
+		close(th->fd);
+		if (status == NVME_SC_CONNECT_INVALID_PARAM)
+			break;
+		CU_ASSERT_FATAL(status == NVME_SC_SUCCESS);
+		poll(NULL, 0, 1);
+	}
+	th->fd = io_fd;
+	start = ernic_now_ns();
+	while (!closed && ernic_now_ns() - start < 5000000000ull) {
+		struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+
+		cmd.cmd.opc = NVME_CMD_READ;
+		cmd.cmd.nsid = 1;
+		cmd.cmd.cid = ++th->cid;
+		cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+		cmd.cmd.dptr.id = SGL_TRANSPORT;
+		cmd.cmd.dptr.unkeyed.length = BS;
+		th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+		for (;;) {
+			int type = th_recv_pdu(th);
+
+			if (type < 0) {
+				closed = true;
+				break;
+			}
+			if (type == NVME_TCP_C2H_DATA)
+				continue;
+			CU_ASSERT_FATAL(type == NVME_TCP_RSP);
+			/* The old answer was Command Aborted due to SQ Deletion */
+			CU_ASSERT_EQUAL(nvme_cqe_status(&((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe), NVME_SC_SUCCESS);
+			break;
+		}
+	}
+	CU_ASSERT(closed);
+	th_teardown(th);
+}
+
 /* Discovery over a real loopback TCP socket, through the accept thread. */
 static void test_discovery_log_over_loopback_tcp(void)
 {
@@ -1837,6 +1902,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
 	UT_CASE(test_closing_the_admin_connection_closes_the_io_connections),
+	UT_CASE(test_io_commands_after_the_admin_queue_is_lost_are_not_answered),
 	UT_CASE(test_discovery_log_over_loopback_tcp),
 	UT_CASE(test_discovery_log_of_a_port_on_ipv6_loopback),
 	UT_CASE(test_io_queues_in_parallel),
