@@ -336,17 +336,27 @@ if [ ${#LAD_DIRS[@]} -gt 0 ]; then
 	ERNIC_COMMIT=$COMMIT "$ROOT/suites/lad/fabric-report" --csv-dir "$CSV_DIR" "${LAD_DIRS[@]}" >/dev/null ||
 		die "appending the fabric LAD rows to $CSV_DIR/lad.csv failed"
 fi
+# The conditions a ratio was measured under came last: an older file's rows get them empty (nobody recorded them).
+RATIO_CSV_V1="timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio"
+if [ -s "$CSV_DIR/lane-ratio.csv" ] && [ "$(head -n 1 "$CSV_DIR/lane-ratio.csv")" = "$RATIO_CSV_V1" ]; then
+	awk -v h="$(csv_columns lane-ratio)" 'NR == 1 { print h; next } { print $0 ",,,," }' "$CSV_DIR/lane-ratio.csv" \
+		>"$CSV_DIR/lane-ratio.csv.tmp" && mv "$CSV_DIR/lane-ratio.csv.tmp" "$CSV_DIR/lane-ratio.csv"
+fi
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one).
+ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p')
 printf '%s
-' "$MEDIANS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" '
+' "$MEDIANS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$(phase_mdts ernicd)" \
+	-v nmdts="$(phase_mdts nvmet)" -v cpus="${ERNICD_CPUS:-all}" '
 	$1 == "nvmet"  { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3 }
 	END {
 		for (i = 1; i <= k; i++) {
 			c = order[i]
 			if ((c in e) && n[c] + 0 > 0 && e[c] + 0 > 0)
-				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f\n", ts, commit, c, e[c], n[c], e[c] / n[c]
+				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\"\n", ts, commit, c, e[c], n[c], e[c] / n[c],
+					rounds, emdts, nmdts, cpus
 		}
 	}' >>"$CSV_DIR/lane-ratio.csv"
 echo "lane: PASS: $n rows appended under ${CSV_DIR#"$ROOT"/}, ratios in $RATIOS and ${CSV_DIR#"$ROOT"/}/lane-ratio.csv"
