@@ -336,7 +336,7 @@ static int bench_enable(struct bench_conn *c)
 		.cid = BENCH_ADMIN_CID,
 		.fctype = NVMF_FCTYPE_PROPERTY_SET,
 		.ofst = NVME_REG_CC,
-		.value = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT),
+		.value = NVME_CC_EN | NVME_CC_NVM_ENTRY_SIZES,
 	};
 	struct nvme_cqe cqe;
 	int st = bench_admin(c, &cmd, NULL, 0, &cqe);

@@ -16,7 +16,7 @@
 #include "target.h"
 
 #define FUZZ_HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:0f0f0f0f-1111-2222-3333-444444444444"
-#define FUZZ_CC_ENABLE (NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT))
+#define FUZZ_CC_ENABLE (NVME_CC_EN | NVME_CC_NVM_ENTRY_SIZES)
 #define FUZZ_QUEUE_SIZE 32
 /* A bound on what map_data hands out: a few MDTS transfers, far above any valid command. */
 #define FUZZ_MAX_DATA (1u << 20)

@@ -518,7 +518,7 @@ static int host_connect_admin_queue(struct ernic_host_ctrlr *hc, char *err, size
 /* Read CAP, set CC.EN with the queue entry sizes, wait for CSTS.RDY. */
 static int host_enable_ctrlr(struct ernic_host_ctrlr *hc, char *err, size_t errlen)
 {
-	uint64_t cc = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT);
+	uint64_t cc = NVME_CC_EN | NVME_CC_NVM_ENTRY_SIZES;
 	int rc;
 
 	rc = host_property(hc, NVMF_FCTYPE_PROPERTY_GET, NVME_REG_CAP, true, &hc->cap);
@@ -647,8 +647,7 @@ void ernic_host_disconnect(struct ernic_host_ctrlr *hc)
 	free(hc->io);
 	if (hc->admin.tq && hc->cntlid) {
 		/* Normal shutdown (CC.SHN = 01b), waiting for CSTS.SHST complete, as the kernel does. */
-		uint64_t cc = NVME_CC_EN | (1u << NVME_CC_SHN_SHIFT) | (6u << NVME_CC_IOSQES_SHIFT) |
-			      (4u << NVME_CC_IOCQES_SHIFT);
+		uint64_t cc = NVME_CC_EN | (1u << NVME_CC_SHN_SHIFT) | NVME_CC_NVM_ENTRY_SIZES;
 
 		if (!host_property(hc, NVMF_FCTYPE_PROPERTY_SET, NVME_REG_CC, false, &cc))
 			host_wait_csts(hc, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_COMPLETE);

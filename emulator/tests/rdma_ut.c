@@ -23,7 +23,7 @@
 #include "ut_fixture.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:0badc0de-0000-4000-8000-000000000001"
-#define CC_ENABLE (NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT))
+#define CC_ENABLE (NVME_CC_EN | NVME_CC_NVM_ENTRY_SIZES)
 #define TIMEOUT_NS 10000000000ull
 #define NS_BYTES (1u << 20)
 #define CANARY_NS 0xC5

@@ -41,7 +41,7 @@
 #define QSIZE 8
 #define TIMEOUT_MS 5000
 #define CANARY_HOST 0x3A
-#define CC_ENABLE (NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << 20))
+#define CC_ENABLE (NVME_CC_EN | NVME_CC_NVM_ENTRY_SIZES)
 
 /* One host queue pair: a command buffer, QSIZE response buffers, one CQ. */
 struct hq {

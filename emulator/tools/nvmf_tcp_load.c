@@ -259,7 +259,7 @@ static int load_enable(int fd, struct nvme_cqe *cqe)
 		.fctype = NVMF_FCTYPE_PROPERTY_SET,
 		.attrib = 0,
 		.ofst = NVME_REG_CC,
-		.value = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT),
+		.value = NVME_CC_EN | NVME_CC_NVM_ENTRY_SIZES,
 	};
 
 	return load_exec(fd, (const struct nvme_sqe *)&cmd, NULL, 0, cqe);

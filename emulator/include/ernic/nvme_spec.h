@@ -370,6 +370,8 @@ enum nvme_reg {
 #define NVME_CC_SHN_MASK (3u << NVME_CC_SHN_SHIFT)
 #define NVME_CC_IOSQES_SHIFT 16
 #define NVME_CC_IOCQES_SHIFT 20
+/* I/O queue entry sizes the NVM command set requires (Base 3.1.5: 64-byte SQEs, 16-byte CQEs), as CC fields. */
+#define NVME_CC_NVM_ENTRY_SIZES ((6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT))
 
 #define NVME_CSTS_RDY (1u << 0)
 #define NVME_CSTS_CFS (1u << 1)
