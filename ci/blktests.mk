@@ -2,8 +2,8 @@
 # QEMU guest, with a table test | nvmet-tcp | ernicd and the reason for every test that did not pass.
 # See ci/blktests/run.sh.
 #
-#   make blktests                 the whole nvme group (ernicd took 37 min for nvme/002-031 under TCG on a
-#                                 loaded machine: the nightly runs it)
+#   make blktests                 the whole nvme group, both targets in one boot (46 min under TCG on
+#                                 2 cores: the nightly runs it)
 #   make blktests BLKTESTS_RUN="nvme/004 nvme/029"   only these
 #   make blktests BLKT_TARGETS=nvmet, then BLKT_TARGETS=ernicd   one target per boot (half the time each, the
 #                                 second run's table has both columns); BLKT_TABLE_WITH="LOG..." joins earlier
