@@ -344,8 +344,9 @@ if [ -s "$CSV_DIR/lane-ratio.csv" ] && [ "$(head -n 1 "$CSV_DIR/lane-ratio.csv")
 fi
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-# ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one).
-ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p')
+# ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one; nothing when the phase was
+# skipped, and then there are no ratios either).
+ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p' || true)
 printf '%s
 ' "$MEDIANS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$(phase_mdts ernicd)" \
 	-v nmdts="$(phase_mdts nvmet)" -v cpus="${ERNICD_CPUS:-all}" '
