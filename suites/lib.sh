@@ -2,8 +2,8 @@
 #
 # Source it from bash:  . "$REPO/suites/lib.sh"
 # It sets ERNIC_ROOT (the checkout) and CSV_AWK (suites/csv.awk, the awk
-# helpers: csvsplit, commas, hb) and defines ernic_commit, csv_columns and
-# csv_ready. Functions print one line naming the file and return 1 on error;
+# helpers: csvsplit, commas, hb) and defines ernic_commit, csv_columns,
+# csv_ready and csv_upgrade. Functions print one line naming the file and return 1 on error;
 # the caller decides whether that ends the script.
 
 ERNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,4 +47,15 @@ csv_ready() {
 		echo "$1 has another header than suites/csv-columns gives for '$2'; move it away to start a new file" >&2
 		return 1
 	fi
+}
+
+# csv_upgrade FILE NAME OLD_HEADER FILL: a FILE still under OLD_HEADER, the
+# header kind NAME had before its last columns came, gets NAME's header and
+# FILL (the new fields, comma first) appended to every row; any other FILE is
+# left as it is, for csv_ready to judge.
+csv_upgrade() {
+	local h
+	[ -s "$1" ] && [ "$(head -n 1 "$1")" = "$3" ] || return 0
+	h=$(csv_columns "$2") || return 1
+	awk -v h="$h" -v fill="$4" 'NR == 1 { print h; next } { print $0 fill }' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
 }

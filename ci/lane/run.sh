@@ -187,7 +187,9 @@ phase_mdts() {
 
 # ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data: medians over the rounds.
 RATIOS=$OUT/ratios.txt
-printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$(phase_mdts ernicd)" -v nmdts="$(phase_mdts nvmet)" '
+ERNICD_MDTS=$(phase_mdts ernicd || true)
+NVMET_MDTS=$(phase_mdts nvmet || true)
+printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	END {
@@ -337,19 +339,16 @@ if [ ${#LAD_DIRS[@]} -gt 0 ]; then
 		die "appending the fabric LAD rows to $CSV_DIR/lad.csv failed"
 fi
 # The conditions a ratio was measured under came last: an older file's rows get them empty (nobody recorded them).
-RATIO_CSV_V1="timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio"
-if [ -s "$CSV_DIR/lane-ratio.csv" ] && [ "$(head -n 1 "$CSV_DIR/lane-ratio.csv")" = "$RATIO_CSV_V1" ]; then
-	awk -v h="$(csv_columns lane-ratio)" 'NR == 1 { print h; next } { print $0 ",,,," }' "$CSV_DIR/lane-ratio.csv" \
-		>"$CSV_DIR/lane-ratio.csv.tmp" && mv "$CSV_DIR/lane-ratio.csv.tmp" "$CSV_DIR/lane-ratio.csv"
-fi
+csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio "timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio" ,,,, ||
+	die "no ratios appended"
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one; nothing when the phase was
 # skipped, and then there are no ratios either).
 ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p' || true)
 printf '%s
-' "$MEDIANS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$(phase_mdts ernicd)" \
-	-v nmdts="$(phase_mdts nvmet)" -v cpus="${ERNICD_CPUS:-all}" '
+' "$MEDIANS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" \
+	-v nmdts="$NVMET_MDTS" -v cpus="${ERNICD_CPUS:-all}" '
 	$1 == "nvmet"  { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3 }
 	END {

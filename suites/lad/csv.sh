@@ -9,19 +9,6 @@ LAD_CSV_HEADER_V1="timestamp_utc,commit,host,stage,base_us,load_us,lad"
 
 # lad_csv_ready FILE: FILE exists with LAD_CSV_HEADER, or say why not (exit status 1).
 lad_csv_ready() {
-	local f=$1 head
-	mkdir -p "$(dirname "$f")" || return 1
-	if [ ! -s "$f" ]; then
-		echo "$LAD_CSV_HEADER" >"$f"
-		return
-	fi
-	head=$(head -n 1 "$f")
-	[ "$head" != "$LAD_CSV_HEADER" ] || return 0
-	if [ "$head" = "$LAD_CSV_HEADER_V1" ]; then
-		awk -v h="$LAD_CSV_HEADER" 'NR == 1 { print h; next } { print $0 ",\"ernic\",\"inproc\"" }' "$f" >"$f.tmp" &&
-			mv "$f.tmp" "$f"
-		return
-	fi
-	echo "$f has another header; move it away to start a new file" >&2
-	return 1
+	mkdir -p "$(dirname "$1")" || return 1
+	csv_upgrade "$1" lad "$LAD_CSV_HEADER_V1" ',"ernic","inproc"' && csv_ready "$1" lad
 }
