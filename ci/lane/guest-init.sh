@@ -172,6 +172,11 @@ setup_system() {
 	WATCHDOG=$!
 
 	log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, $(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo)"
+	# What a figure was measured under: every clock read and every system call costs far more under TCG when the
+	# clocksource has no vDSO path or page-table isolation switches CR3 (a full soft-TLB flush) on each entry.
+	log "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)," \
+		"meltdown: $(cat /sys/devices/system/cpu/vulnerabilities/meltdown 2>/dev/null)," \
+		"spectre_v2: $(cat /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null)"
 	echo /sbin/modprobe >/proc/sys/kernel/modprobe
 	# Transparent huge pages off (the Debian kernel's default is "always"): over loopback the initiator sends fio's
 	# buffer pages as skb fragments, and 6.1's hardened usercopy kills the receiver (nvmet-tcp's io_work, or

@@ -21,6 +21,11 @@
  *    sendmsg(), as nvmet-tcp sends page cache pages without a copy of its
  *    own. Not with a data digest: it is computed when the PDU is batched,
  *    and a write from another queue landing before the send would break it.
+ *    Such data of TCP_SPLICE_MIN or more is not copied at all: vmsplice()
+ *    hands the namespace's pages to a pipe and splice() moves them into the
+ *    socket's send queue by reference (tcp_splice_locked()), so the only copy
+ *    is the host's receive, and the kernel neither allocates nor zeroes
+ *    pages for it.
  *
  * Controller to host PDUs are not sent one by one: each is appended to the
  * connection's send batch, which goes out in one sendmsg() when the thread has
@@ -36,6 +41,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <netdb.h>
@@ -43,6 +49,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -87,6 +94,15 @@
 #define TCP_TX_HDR_BYTES 8192
 #define TCP_TX_REQS 64
 #define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
+/*
+ * C2HData from namespace memory at least this long is spliced, not copied:
+ * two system calls and a page pin per 4 KiB page cost less than copying it
+ * into socket buffers the kernel first allocates and zeroes. Below it the
+ * copy is cheaper. The pipe holds one MAXH2CDATA PDU's data when the system
+ * allows that size (fs.pipe-max-size), else its default, in several rounds.
+ */
+#define TCP_SPLICE_MIN (16u * 1024)
+#define TCP_SPLICE_PIPE_SIZE ERNIC_TCP_MAXH2CDATA
 /*
  * Busy-polling a drained socket before sleeping on it: a wake-up costs a
  * context switch, and latency (far more under an emulated CPU, where a host
@@ -193,6 +209,8 @@ struct tcp_conn {
 	/* The send batch (under @lock): see the top of this file */
 	uint32_t tx_niov, tx_hdr_used, tx_nreqs, tx_npdus;
 	struct iovec tx_iov[TCP_TX_IOV];
+	bool tx_splice[TCP_TX_IOV]; /* this iovec is namespace memory to splice (TCP_SPLICE_MIN) */
+	int splice_pipe[2];	    /* opened at the first splice; -1 before, or where pipes fail */
 	struct tcp_req *tx_reqs[TCP_TX_REQS];
 	_Alignas(8) uint8_t tx_hdr[TCP_TX_HDR_BYTES];
 
@@ -235,7 +253,7 @@ struct ernic_tcp_port {
 	_Atomic uint64_t stop_deadline_ns;
 
 	struct ernic_trace trace;
-	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place; /* struct ernic_tcp_tx_stats */
+	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place, tx_c2h_spliced; /* struct ernic_tcp_tx_stats */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -278,6 +296,14 @@ static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq);
 static void tcp_sample_sent(struct tcp_conn *conn, struct tcp_req *treq);
 
 /* Send every byte of @iov; the caller holds conn->lock. */
+/* A send failed: the host is gone or stopped reading. Wake the receiver too. */
+static int tcp_send_failed_locked(struct tcp_conn *conn, int err)
+{
+	conn->dead = true;
+	shutdown(conn->fd, SHUT_RDWR);
+	return -err;
+}
+
 static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt, int flags)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
@@ -288,14 +314,9 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 		ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | flags);
 
 		if (n < 0) {
-			int err = errno;
-
-			if (err == EINTR)
+			if (errno == EINTR)
 				continue;
-			/* The host is gone or stopped reading: wake the receiver too. */
-			conn->dead = true;
-			shutdown(conn->fd, SHUT_RDWR);
-			return -err;
+			return tcp_send_failed_locked(conn, errno);
 		}
 		while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
 			n -= (ssize_t)msg.msg_iov->iov_len;
@@ -310,11 +331,92 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 	return 0;
 }
 
+/* Set on a connection's own thread, the only one that splices: see tcp_splice_locked(). */
+static __thread const struct tcp_conn *tcp_conn_self;
+
+static bool tcp_splice_pipe_open(struct tcp_conn *conn)
+{
+	if (conn->splice_pipe[0] >= 0)
+		return true;
+	if (pipe2(conn->splice_pipe, O_CLOEXEC)) {
+		conn->splice_pipe[0] = conn->splice_pipe[1] = -1;
+		return false;
+	}
+	/* Refused past fs.pipe-max-size or a user's pipe quota: the default size takes more rounds. */
+	(void)fcntl(conn->splice_pipe[1], F_SETPIPE_SZ, (int)TCP_SPLICE_PIPE_SIZE);
+	return true;
+}
+
 /*
- * Send the batch in one sendmsg(), then give its commands' slots back (a
- * sampled one is stamped sent first). @more: another PDU follows at once, so
- * TCP may hold a partial segment for it. An error kills the connection; the
- * slots are freed all the same.
+ * Send namespace memory by reference: vmsplice() pins its pages into the
+ * connection's pipe and splice() moves them to the socket, which holds them
+ * until the host has them. Nothing in ernicd touches the memory after this
+ * returns, so releasing the slot's hold on it (ns_mem_seq) stays right; a
+ * later write to those blocks may still reach a host reading them
+ * concurrently, which NVMe leaves undefined for overlapping commands, and
+ * no digest is at stake (none is computed over in-place data). splice() to
+ * a closed socket raises SIGPIPE in the caller, so only the connection's
+ * own thread, which blocks it, comes here; another (an AER completing)
+ * copies. With no pipe, the data is copied too.
+ */
+static int tcp_splice_locked(struct tcp_conn *conn, struct iovec data, bool more)
+{
+	if (tcp_conn_self != conn || !tcp_splice_pipe_open(conn))
+		return tcp_sendv_locked(conn, &data, 1, more ? MSG_MORE : 0);
+	if (conn->dead)
+		return -EPIPE;
+	while (data.iov_len) {
+		ssize_t in = vmsplice(conn->splice_pipe[1], &data, 1, 0);
+
+		if (in <= 0) {
+			if (in < 0 && errno == EINTR)
+				continue;
+			return tcp_send_failed_locked(conn, in < 0 ? errno : EPIPE);
+		}
+		data.iov_base = (uint8_t *)data.iov_base + in;
+		data.iov_len -= (size_t)in;
+		while (in) {
+			unsigned int flags = SPLICE_F_MOVE | (more || data.iov_len ? SPLICE_F_MORE : 0);
+			ssize_t n = splice(conn->splice_pipe[0], NULL, conn->fd, NULL, (size_t)in, flags);
+
+			if (n <= 0) {
+				if (n < 0 && errno == EINTR)
+					continue;
+				return tcp_send_failed_locked(conn, n < 0 ? errno : EPIPE);
+			}
+			in -= n;
+		}
+	}
+	atomic_fetch_add_explicit(&conn->port->tx_c2h_spliced, 1, memory_order_relaxed);
+	return 0;
+}
+
+/*
+ * The batch's iovecs in as few system calls as its spliced data allows: one
+ * sendmsg() without any, else a sendmsg() for the headers and copied data
+ * between spliced pieces.
+ */
+static int tcp_tx_send_locked(struct tcp_conn *conn, bool more)
+{
+	uint32_t n = conn->tx_niov;
+	int rc = 0;
+
+	for (uint32_t i = 0, j; i < n && !rc; i = j + 1) {
+		for (j = i; j < n && !conn->tx_splice[j]; j++)
+			;
+		if (j > i)
+			rc = tcp_sendv_locked(conn, conn->tx_iov + i, (int)(j - i), j < n || more ? MSG_MORE : 0);
+		if (!rc && j < n)
+			rc = tcp_splice_locked(conn, conn->tx_iov[j], j + 1 < n || more);
+	}
+	return rc;
+}
+
+/*
+ * Send the batch (tcp_tx_send_locked()), then give its commands' slots back
+ * (a sampled one is stamped sent first). @more: another PDU follows at once,
+ * so TCP may hold a partial segment for it. An error kills the connection;
+ * the slots are freed all the same.
  */
 static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
 {
@@ -324,7 +426,7 @@ static int tcp_tx_flush_locked(struct tcp_conn *conn, bool more)
 		/* Counted first, so a host that has read the PDUs sees them counted. */
 		atomic_fetch_add_explicit(&conn->port->tx_pdus, conn->tx_npdus, memory_order_relaxed);
 		atomic_fetch_add_explicit(&conn->port->tx_sends, 1, memory_order_relaxed);
-		rc = tcp_sendv_locked(conn, conn->tx_iov, (int)conn->tx_niov, more ? MSG_MORE : 0);
+		rc = tcp_tx_send_locked(conn, more);
 	}
 	for (uint32_t i = 0; i < conn->tx_nreqs; i++) {
 		struct tcp_req *treq = conn->tx_reqs[i];
@@ -360,13 +462,24 @@ static void *tcp_tx_hdr_locked(struct tcp_conn *conn, uint32_t len, int *rc)
 	return p;
 }
 
+static inline struct iovec *tcp_tx_iov_locked(struct tcp_conn *conn, struct iovec *iov, const void *base, size_t len,
+					      bool splice)
+{
+	conn->tx_splice[iov - conn->tx_iov] = splice;
+	*iov = (struct iovec){ (void *)base, len };
+	return iov + 1;
+}
+
 /*
  * Append a controller to host PDU to the batch: @hdr has its type and
  * type-specific fields set; flags, hlen, pdo, plen and the digests negotiated
  * are added here. Data, if any, starts at the host's HPDA alignment and must
- * stay in place until the batch is sent. @hdr is copied.
+ * stay in place until the batch is sent; @ns_mem: it is namespace memory,
+ * which may be spliced (no data digest is ever computed over it). @hdr is
+ * copied.
  */
-static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, const void *data, uint32_t datal)
+static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, const void *data, uint32_t datal,
+			     bool ns_mem)
 {
 	static const uint8_t zero_pad[TCP_MAX_PAD];
 	struct nvme_tcp_hdr *ch = hdr;
@@ -396,18 +509,17 @@ static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, con
 
 		memcpy(out + hlen, &hdgst, sizeof(hdgst));
 	}
-	iov = conn->tx_iov + conn->tx_niov;
-	*iov++ = (struct iovec){ out, hlen + hd };
+	iov = tcp_tx_iov_locked(conn, conn->tx_iov + conn->tx_niov, out, hlen + hd, false);
 	if (datal) {
 		if (pdo > hlen + hd)
-			*iov++ = (struct iovec){ (void *)zero_pad, pdo - hlen - hd };
-		*iov++ = (struct iovec){ (void *)data, datal };
+			iov = tcp_tx_iov_locked(conn, iov, zero_pad, pdo - hlen - hd, false);
+		iov = tcp_tx_iov_locked(conn, iov, data, datal, ns_mem && !dd && datal >= TCP_SPLICE_MIN);
 	}
 	if (dd) {
 		uint32_t ddgst = ernic_crc32c(0, data, datal);
 
 		memcpy(out + hlen + hd, &ddgst, sizeof(ddgst));
-		*iov++ = (struct iovec){ out + hlen + hd, dd };
+		iov = tcp_tx_iov_locked(conn, iov, out + hlen + hd, dd, false);
 	}
 	conn->tx_niov = (uint32_t)(iov - conn->tx_iov);
 	conn->tx_npdus++;
@@ -418,13 +530,14 @@ static int tcp_tx_rsp_locked(struct tcp_conn *conn, const struct nvme_cqe *cqe)
 {
 	struct nvme_tcp_rsp_pdu rsp = { .hdr.type = NVME_TCP_RSP, .cqe = *cqe };
 
-	return tcp_tx_pdu_locked(conn, &rsp, TCP_RSP_HLEN, NULL, 0);
+	return tcp_tx_pdu_locked(conn, &rsp, TCP_RSP_HLEN, NULL, 0, false);
 }
 
 /* C2HData in MAXH2CDATA-sized PDUs; the last one says LAST, and SUCCESS if @success. */
 static int tcp_tx_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, bool success)
 {
 	uint32_t chunk = conn->port->maxh2cdata;
+	bool ns_mem = treq->c2h_data != treq->buf;
 	int rc = 0;
 
 	for (uint32_t off = 0; off < treq->c2h_len && !rc; off += chunk) {
@@ -437,7 +550,7 @@ static int tcp_tx_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, b
 
 		if (off + pdu.datal == treq->c2h_len)
 			pdu.hdr.flags = NVME_TCP_F_DATA_LAST | (success ? NVME_TCP_F_DATA_SUCCESS : 0);
-		rc = tcp_tx_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->c2h_data + off, pdu.datal);
+		rc = tcp_tx_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->c2h_data + off, pdu.datal, ns_mem);
 	}
 	return rc;
 }
@@ -455,7 +568,7 @@ static int tcp_send_r2t(struct tcp_conn *conn, struct tcp_req *treq)
 	int rc;
 
 	pthread_mutex_lock(&conn->lock);
-	rc = tcp_tx_pdu_locked(conn, &r2t, TCP_R2T_HLEN, NULL, 0);
+	rc = tcp_tx_pdu_locked(conn, &r2t, TCP_R2T_HLEN, NULL, 0, false);
 	pthread_mutex_unlock(&conn->lock);
 	return rc;
 }
@@ -510,6 +623,7 @@ void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_st
 	s->pdus = atomic_load_explicit(&port->tx_pdus, memory_order_relaxed);
 	s->sends = atomic_load_explicit(&port->tx_sends, memory_order_relaxed);
 	s->c2h_in_place = atomic_load_explicit(&port->tx_c2h_in_place, memory_order_relaxed);
+	s->c2h_spliced = atomic_load_explicit(&port->tx_c2h_spliced, memory_order_relaxed);
 }
 
 /* --------------------------------------------------------------- requests */
@@ -1279,6 +1393,9 @@ static void tcp_conn_free(struct tcp_conn *conn)
 	for (uint32_t i = 0; i < conn->nr_reqs; i++)
 		free(conn->reqs[i].buf);
 	free(conn->reqs);
+	for (int i = 0; i < 2; i++)
+		if (conn->splice_pipe[i] >= 0)
+			close(conn->splice_pipe[i]);
 	pthread_mutex_destroy(&conn->lock);
 	free(conn);
 }
@@ -1358,8 +1475,14 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 static void *tcp_conn_thread(void *arg)
 {
 	struct tcp_conn *conn = arg;
+	sigset_t pipe_sig;
 	int rc;
 
+	/* A splice() to a socket the host closed raises SIGPIPE (no MSG_NOSIGNAL there): tcp_splice_locked(). */
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
+	tcp_conn_self = conn;
 	do
 		rc = tcp_recv_pdu(conn);
 	while (!rc);
@@ -1416,6 +1539,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	}
 	conn->port = port;
 	conn->fd = fd;
+	conn->splice_pipe[0] = conn->splice_pipe[1] = -1;
 	conn->c2h_align = 4;
 	conn->opened_ns = ernic_now_ns();
 	ernic_trace_queue_init(&conn->tq);

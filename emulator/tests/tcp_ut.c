@@ -56,6 +56,8 @@ struct th {
 };
 
 static struct th g_th;
+/* SO_SNDBUF of the target's end of the sockets th_attach() makes (0: the system's). */
+static int g_serve_sndbuf;
 /* mdts= of the targets th_setup() creates; a test that changes it puts ERNIC_MDTS back. */
 static uint32_t g_mdts = ERNIC_MDTS;
 
@@ -98,6 +100,8 @@ static int th_attach(struct th *th)
 		return -errno;
 	th->fd = sv[0];
 	set_timeout(th->fd);
+	if (g_serve_sndbuf)
+		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &g_serve_sndbuf, sizeof(g_serve_sndbuf));
 	th->hd = th->dd = false;
 	th->cid = 0;
 	th->h2c_chunk = 4096;
@@ -649,6 +653,8 @@ static void test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_
 	CU_ASSERT(!memcmp(wbuf + 31 * BS, rbuf, BS));
 	ernic_tcp_port_tx_stats(th->port, &after);
 	CU_ASSERT_EQUAL(after.c2h_in_place - before.c2h_in_place, 2);
+	/* The 16 KiB PDUs went by reference (TCP_SPLICE_MIN), the 4 KiB read was copied. */
+	CU_ASSERT_EQUAL(after.c2h_spliced - before.c2h_spliced, sizeof(rbuf) / 16384);
 	/* A descriptor shorter than the blocks is refused before anything is held. */
 	read.cdw12 = 0;
 	CU_ASSERT_EQUAL(th_cmd(th, &read, NULL, 0, rbuf, BS, false, NULL), NVME_SC_SUCCESS);
@@ -667,6 +673,7 @@ static void test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_
 	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
 	ernic_tcp_port_tx_stats(th->port, &after);
 	CU_ASSERT_EQUAL(after.c2h_in_place, before.c2h_in_place);
+	CU_ASSERT_EQUAL(after.c2h_spliced, before.c2h_spliced);
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -1885,6 +1892,53 @@ static void test_reads_written_together_are_answered_in_fewer_sends_than_command
 	th_teardown(th);
 }
 
+/*
+ * splice() into a socket the host has closed raises SIGPIPE, which would end
+ * the whole process: a host that sends large reads and hangs up before
+ * reading a byte costs its own connection only, and the port serves the next.
+ */
+static void test_a_host_gone_while_reads_are_spliced_costs_only_its_connection(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd;
+	struct nvme_tcp_cmd_pdu cmds[16];
+	struct ernic_tcp_tx_stats before, after;
+	static uint8_t rbuf[ERNIC_TCP_MAXH2CDATA];
+	uint8_t b;
+
+	/* A send buffer far under one PDU's data: the target is inside splice() when the host stops reading. */
+	g_serve_sndbuf = 4096;
+	admin_fd = th_io_queue_up(th, 0, 0);
+	g_serve_sndbuf = 0;
+
+	ernic_tcp_port_tx_stats(th->port, &before);
+	for (unsigned int i = 0; i < 16; i++) {
+		cmds[i] = (struct nvme_tcp_cmd_pdu){
+			.hdr = { .type = NVME_TCP_CMD, .hlen = sizeof(cmds[i]), .plen = sizeof(cmds[i]) },
+			.cmd = { .opc = NVME_CMD_READ, .flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG, .cid = (uint16_t)(200 + i),
+				 .nsid = 1, .cdw12 = sizeof(rbuf) / BS - 1 },
+		};
+		cmds[i].cmd.dptr.id = SGL_TRANSPORT;
+		cmds[i].cmd.dptr.unkeyed.length = sizeof(rbuf);
+	}
+	CU_ASSERT_FATAL(write_all(th->fd, cmds, sizeof(cmds)) == 0);
+	/* The first bytes are here, the rest of 2 MiB is not: stop reading (the target's sends fail with EPIPE). */
+	CU_ASSERT_FATAL(recv(th->fd, &b, 1, MSG_PEEK) == 1);
+	CU_ASSERT_FATAL(shutdown(th->fd, SHUT_RD) == 0);
+	usleep(200000);
+	close(th->fd);
+	th->fd = -1;
+	ernic_tcp_port_tx_stats(th->port, &after);
+	CU_ASSERT(after.c2h_in_place > before.c2h_in_place);
+	CU_ASSERT(after.c2h_spliced - before.c2h_spliced < 16);
+	close(admin_fd);
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, sizeof(rbuf), false) == 0);
+	close(admin_fd);
+	th_teardown(th);
+}
+
 
 UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
 	UT_CASE(test_crc32c_check_value_and_chaining),
@@ -1942,4 +1996,5 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_reads_written_together_are_answered_in_fewer_sends_than_commands),
 	UT_CASE(test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_digest),
 	UT_CASE(test_namespace_removal_waits_for_namespace_memory_still_to_be_sent),
-	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly))
+	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly),
+	UT_CASE(test_a_host_gone_while_reads_are_spliced_costs_only_its_connection))

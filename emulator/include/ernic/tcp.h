@@ -34,11 +34,14 @@ struct ernic_tcp_port;
  * @sends: sendmsg() calls that carried them (counted before each call)
  * @c2h_in_place: reads whose data was sent straight from the namespace's
  *	memory (a RAM namespace, no data digest) instead of a copy of it
+ * @c2h_spliced: C2HData PDUs of such reads whose data, 16 KiB or more, the
+ *	socket took by reference (vmsplice() and splice()): not copied at all
  */
 struct ernic_tcp_tx_stats {
 	uint64_t pdus;
 	uint64_t sends;
 	uint64_t c2h_in_place;
+	uint64_t c2h_spliced;
 };
 
 /*
