@@ -107,17 +107,23 @@
  * Busy-polling a drained socket before sleeping on it: a wake-up costs a
  * context switch, and latency (far more under an emulated CPU, where a host
  * that found the target's CPU idle answers later still), but a spin that ends
- * in sleep anyway is CPU time for nothing. So a connection spins (up to
- * TCP_BUSY_POLL_MAX_NS) only while at least half of its recent spins caught
- * the data: a moving average over the waits that spun (each weighs
- * 1/2^TCP_BUSY_POLL_EWMA_SHIFT). Only a spin tells: a sleep's length holds
- * the wake-up too. Below half, one wait in TCP_BUSY_POLL_RETRY still spins,
- * to notice when the host speeds up again. A host answering within
- * microseconds (queue depth 1) is caught without a wake-up; one that answers
- * later (a loaded machine, a batch the host is slow to follow up) costs one
- * spin in TCP_BUSY_POLL_RETRY waits.
+ * in sleep anyway is CPU time for nothing. So a connection spins only while
+ * at least half of its recent spins caught the data: a moving average over
+ * the waits that spun (each weighs 1/2^TCP_BUSY_POLL_EWMA_SHIFT). Only a spin
+ * tells: a sleep's length holds the wake-up too. Below half, one wait in
+ * TCP_BUSY_POLL_RETRY still spins, to notice when the host speeds up again.
+ *
+ * A spin lasts twice the host's recent pace (the moving average of how long
+ * its next PDU took, each wait's gap counted up to the cap), between
+ * TCP_BUSY_POLL_MIN_NS and TCP_BUSY_POLL_MAX_NS: a host answering within
+ * microseconds (queue depth 1 on real hardware) is caught in a short window,
+ * and one whose round trip is hundreds of microseconds (an emulated CPU,
+ * where every wake-up is a crossing between virtual CPUs) still is, instead
+ * of each command costing a sleep and a wake-up. A host that answers later
+ * than the cap costs one spin in TCP_BUSY_POLL_RETRY waits.
  */
-#define TCP_BUSY_POLL_MAX_NS 50000u
+#define TCP_BUSY_POLL_MIN_NS 50000u
+#define TCP_BUSY_POLL_MAX_NS 1000000u
 #define TCP_BUSY_POLL_ONE 256u /* poll_hits when every recent spin caught the data */
 #define TCP_BUSY_POLL_EWMA_SHIFT 3
 #define TCP_BUSY_POLL_RETRY 16u
@@ -224,10 +230,11 @@ struct tcp_conn {
 	uint8_t scratch[TCP_MAX_PAD];
 	/* One recv() usually brings a whole capsule, often several: parse them from here. */
 	uint32_t rhead, rtail;
-	/* Busy-polling (TCP_BUSY_POLL_MAX_NS): */
+	/* Busy-polling (TCP_BUSY_POLL_MIN_NS): */
 	uint64_t idle_since_ns; /* when recv() first found the socket drained; 0 while data flows */
 	uint64_t spin_until_ns; /* end of this wait's busy-poll window */
 	uint32_t poll_hits;	/* moving share of spins that caught the data, of TCP_BUSY_POLL_ONE */
+	uint32_t gap_ns;	/* moving average of drained-to-data gaps, each at most TCP_BUSY_POLL_MAX_NS */
 	uint32_t poll_waits;	/* waits, counted for TCP_BUSY_POLL_RETRY */
 	uint32_t spins;		/* rounds of this wait's spin, for TCP_BUSY_POLL_CLOCK_EVERY */
 	bool spun;		/* this wait spins */
@@ -951,11 +958,16 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	return 0;
 }
 
-/* Data came after recv() found the socket drained: if this wait spun, count whether the spin caught it. */
-static void tcp_busy_poll_account(struct tcp_conn *conn)
+/*
+ * Data came at @now after recv() found the socket drained: the gap goes into
+ * the host's pace, and if this wait spun, whether the spin caught it.
+ */
+static void tcp_busy_poll_account(struct tcp_conn *conn, uint64_t now)
 {
 	uint32_t hit = conn->spinning ? TCP_BUSY_POLL_ONE : 0;
+	uint32_t gap = (uint32_t)MIN(now - conn->idle_since_ns, (uint64_t)TCP_BUSY_POLL_MAX_NS);
 
+	conn->gap_ns = (uint32_t)((int64_t)conn->gap_ns + (((int64_t)gap - (int64_t)conn->gap_ns) >> TCP_BUSY_POLL_EWMA_SHIFT));
 	conn->idle_since_ns = 0;
 	if (!conn->spun)
 		return;
@@ -1013,9 +1025,11 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 				got += (size_t)n;
 			else
 				conn->rtail = (uint32_t)n;
-			if (conn->idle_since_ns)
-				tcp_busy_poll_account(conn);
-			if (sleep && ernic_now_ns() >= conn->next_check_ns) {
+			if (!conn->idle_since_ns)
+				continue;
+			now = ernic_now_ns();
+			tcp_busy_poll_account(conn, now);
+			if (sleep && now >= conn->next_check_ns) {
 				rc = tcp_conn_check(conn, false);
 				if (rc)
 					return rc;
@@ -1036,7 +1050,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			continue;
 		}
 		/*
-		 * Busy-poll before sleeping while it pays (see TCP_BUSY_POLL_MAX_NS):
+		 * Busy-poll before sleeping while it pays (see TCP_BUSY_POLL_MIN_NS):
 		 * a sleep costs a wake-up on another CPU, milliseconds under an
 		 * emulated one.
 		 */
@@ -1047,7 +1061,8 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 				     ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0;
 			conn->spinning = conn->spun;
 			conn->spins = 0;
-			conn->spin_until_ns = now + (conn->spun ? TCP_BUSY_POLL_MAX_NS : 0);
+			conn->spin_until_ns = now + (conn->spun ? MIN(MAX(2 * conn->gap_ns, TCP_BUSY_POLL_MIN_NS),
+									TCP_BUSY_POLL_MAX_NS) : 0);
 		} else if (conn->spinning && ++conn->spins % TCP_BUSY_POLL_CLOCK_EVERY == 0 &&
 			   ernic_now_ns() >= conn->spin_until_ns) {
 			conn->spinning = false;
