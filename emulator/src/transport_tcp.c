@@ -21,7 +21,8 @@
  *    sendmsg(), as nvmet-tcp sends page cache pages without a copy of its
  *    own. Not with a data digest: it is computed when the PDU is batched,
  *    and a write from another queue landing before the send would break it.
- *    Such data of TCP_SPLICE_MIN or more is not copied at all: vmsplice()
+ *    With the port's c2h_splice, such data of TCP_SPLICE_MIN or more is not
+ *    copied at all: vmsplice()
  *    hands the namespace's pages to a pipe and splice() moves them into the
  *    socket's send queue by reference (tcp_splice_locked()), so the only copy
  *    is the host's receive, and the kernel neither allocates nor zeroes
@@ -249,6 +250,7 @@ struct ernic_tcp_port {
 	struct ernic_target *tgt;
 	struct ernic_log log; /* rate-limited per enum tcp_log_kind */
 	uint32_t maxh2cdata;
+	bool c2h_splice; /* ernic_tcp_port_opts.c2h_splice */
 	unsigned int max_connections;
 	uint64_t idle_timeout_ns;
 	int listen_fd;
@@ -520,7 +522,8 @@ static int tcp_tx_pdu_locked(struct tcp_conn *conn, void *hdr, uint8_t hlen, con
 	if (datal) {
 		if (pdo > hlen + hd)
 			iov = tcp_tx_iov_locked(conn, iov, zero_pad, pdo - hlen - hd, false);
-		iov = tcp_tx_iov_locked(conn, iov, data, datal, ns_mem && !dd && datal >= TCP_SPLICE_MIN);
+		iov = tcp_tx_iov_locked(conn, iov, data, datal,
+					ns_mem && !dd && datal >= TCP_SPLICE_MIN && conn->port->c2h_splice);
 	}
 	if (dd) {
 		uint32_t ddgst = ernic_crc32c(0, data, datal);
@@ -1626,6 +1629,7 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	ernic_log_init(&port->log, opts ? opts->log : NULL, opts && opts->ident ? opts->ident : "ernic-tcp",
 		       tcp_log_kind_name, TCP_LOG_NR, ERNIC_TCP_LOG_BURST);
 	port->maxh2cdata = maxh2cdata;
+	port->c2h_splice = opts->c2h_splice;
 	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;

@@ -58,6 +58,8 @@ struct th {
 static struct th g_th;
 /* SO_SNDBUF of the target's end of the sockets th_attach() makes (0: the system's). */
 static int g_serve_sndbuf;
+/* c2h_splice of the ports th_setup() creates. */
+static bool g_c2h_splice;
 /* mdts= of the targets th_setup() creates; a test that changes it puts ERNIC_MDTS back. */
 static uint32_t g_mdts = ERNIC_MDTS;
 
@@ -124,7 +126,7 @@ static struct th *th_setup_opts(const struct ernic_tcp_port_opts *opts, const ch
 
 static struct th *th_setup(uint32_t maxh2cdata)
 {
-	struct ernic_tcp_port_opts opts = { .maxh2cdata = maxh2cdata };
+	struct ernic_tcp_port_opts opts = { .maxh2cdata = maxh2cdata, .c2h_splice = g_c2h_splice };
 
 	return th_setup_opts(&opts, NULL);
 }
@@ -637,7 +639,11 @@ static void test_digests_round_trip(void)
  */
 static void test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_digest(void)
 {
-	struct th *th = th_setup(16384);
+	struct th *th;
+
+	g_c2h_splice = true;
+	th = th_setup(16384);
+	g_c2h_splice = false;
 	static uint8_t wbuf[128 * 1024], rbuf[128 * 1024];
 	struct ernic_tcp_tx_stats before, after;
 	struct nvme_sqe read = { .opc = NVME_CMD_READ, .nsid = 1 };
@@ -1899,13 +1905,16 @@ static void test_reads_written_together_are_answered_in_fewer_sends_than_command
  */
 static void test_a_host_gone_while_reads_are_spliced_costs_only_its_connection(void)
 {
-	struct th *th = th_setup(0);
+	struct th *th;
 	int admin_fd;
 	struct nvme_tcp_cmd_pdu cmds[16];
 	struct ernic_tcp_tx_stats before, after;
 	static uint8_t rbuf[ERNIC_TCP_MAXH2CDATA];
 	uint8_t b;
 
+	g_c2h_splice = true;
+	th = th_setup(0);
+	g_c2h_splice = false;
 	/* A send buffer far under one PDU's data: the target is inside splice() when the host stops reading. */
 	g_serve_sndbuf = 4096;
 	admin_fd = th_io_queue_up(th, 0, 0);
@@ -1939,6 +1948,25 @@ static void test_a_host_gone_while_reads_are_spliced_costs_only_its_connection(v
 	th_teardown(th);
 }
 
+/* Splicing is the port's choice (ernicd --zero-copy-reads): by default a large read in place is copied by sendmsg(). */
+static void test_reads_in_place_are_copied_unless_the_port_splices(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	static uint8_t wbuf[ERNIC_TCP_MAXH2CDATA], rbuf[ERNIC_TCP_MAXH2CDATA];
+	struct ernic_tcp_tx_stats before, after;
+
+	fill(wbuf, sizeof(wbuf), 9);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 8, wbuf, sizeof(wbuf), false) == 0);
+	ernic_tcp_port_tx_stats(th->port, &before);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 8, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	ernic_tcp_port_tx_stats(th->port, &after);
+	CU_ASSERT_EQUAL(after.c2h_in_place - before.c2h_in_place, 1);
+	CU_ASSERT_EQUAL(after.c2h_spliced, before.c2h_spliced);
+	close(admin_fd);
+	th_teardown(th);
+}
 
 UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
 	UT_CASE(test_crc32c_check_value_and_chaining),
@@ -1997,4 +2025,5 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_digest),
 	UT_CASE(test_namespace_removal_waits_for_namespace_memory_still_to_be_sent),
 	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly),
-	UT_CASE(test_a_host_gone_while_reads_are_spliced_costs_only_its_connection))
+	UT_CASE(test_a_host_gone_while_reads_are_spliced_costs_only_its_connection),
+	UT_CASE(test_reads_in_place_are_copied_unless_the_port_splices))

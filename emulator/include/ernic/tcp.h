@@ -35,7 +35,8 @@ struct ernic_tcp_port;
  * @c2h_in_place: reads whose data was sent straight from the namespace's
  *	memory (a RAM namespace, no data digest) instead of a copy of it
  * @c2h_spliced: C2HData PDUs of such reads whose data, 16 KiB or more, the
- *	socket took by reference (vmsplice() and splice()): not copied at all
+ *	socket took by reference (vmsplice() and splice(), with
+ *	ernic_tcp_port_opts.c2h_splice): not copied at all
  */
 struct ernic_tcp_tx_stats {
 	uint64_t pdus;
@@ -78,6 +79,12 @@ struct ernic_tcp_tx_stats {
  * @trace: where a writer thread puts the header of ernic/trace.h and then one
  *	line per sampled command, every ERNIC_TRACE_FLUSH_MS and when the port
  *	stops; NULL writes none (the stage sums are kept either way)
+ * @c2h_splice: C2HData of 16 KiB or more of a read sent from namespace
+ *	memory goes to the socket by reference (vmsplice() and splice()), not
+ *	copied. Off by default: it pays where copying is dear to the CPU (an
+ *	emulated one) or the data leaves on a NIC, and costs more than the copy
+ *	it saves over a native loopback, where the peer copies out of the pages
+ *	at once (README, "Zero-copy reads")
  */
 struct ernic_tcp_port_opts {
 	FILE *log;
@@ -87,6 +94,7 @@ struct ernic_tcp_port_opts {
 	unsigned int idle_timeout_ms;
 	uint32_t sample_every;
 	FILE *trace;
+	bool c2h_splice;
 };
 
 /* A port of @tgt that does not listen yet. Returns 0 or -errno. */
