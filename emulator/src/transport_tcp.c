@@ -22,11 +22,10 @@
  *    own. Not with a data digest: it is computed when the PDU is batched,
  *    and a write from another queue landing before the send would break it.
  *    With the port's c2h_splice, such data of TCP_SPLICE_MIN or more is not
- *    copied at all: vmsplice()
- *    hands the namespace's pages to a pipe and splice() moves them into the
- *    socket's send queue by reference (tcp_splice_locked()), so the only copy
- *    is the host's receive, and the kernel neither allocates nor zeroes
- *    pages for it.
+ *    copied at all: vmsplice() hands the namespace's pages to a pipe and
+ *    splice() moves them into the socket's send queue by reference
+ *    (tcp_splice_locked()), so the only copy is the host's receive, and the
+ *    kernel neither allocates nor zeroes pages for it.
  *
  * Controller to host PDUs are not sent one by one: each is appended to the
  * connection's send batch, which goes out in one sendmsg() when the thread has
@@ -96,11 +95,12 @@
 #define TCP_TX_REQS 64
 #define TCP_TX_PDU_MAX (TCP_TERM_HLEN + NVME_TCP_TERM_MAX_ERRHDR + 2 * NVME_TCP_DIGEST_LEN)
 /*
- * C2HData from namespace memory at least this long is spliced, not copied:
- * two system calls and a page pin per 4 KiB page cost less than copying it
- * into socket buffers the kernel first allocates and zeroes. Below it the
- * copy is cheaper. The pipe holds one MAXH2CDATA PDU's data when the system
- * allows that size (fs.pipe-max-size), else its default, in several rounds.
+ * C2HData from namespace memory at least this long is spliced, not copied,
+ * on a port that asks (c2h_splice): below it two more system calls and a pin
+ * per page cost more than the copy anywhere; above it splicing pays where a
+ * copy is dear (an emulated CPU, a NIC taking the pages), not over a native
+ * loopback. The pipe holds one MAXH2CDATA PDU's data when the system allows
+ * that size (fs.pipe-max-size), else its default, in several rounds.
  */
 #define TCP_SPLICE_MIN (16u * 1024)
 #define TCP_SPLICE_PIPE_SIZE ERNIC_TCP_MAXH2CDATA
@@ -304,7 +304,6 @@ static inline uint32_t tcp_align(uint32_t v, uint32_t a)
 static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq);
 static void tcp_sample_sent(struct tcp_conn *conn, struct tcp_req *treq);
 
-/* Send every byte of @iov; the caller holds conn->lock. */
 /* A send failed: the host is gone or stopped reading. Wake the receiver too. */
 static int tcp_send_failed_locked(struct tcp_conn *conn, int err)
 {
@@ -313,6 +312,7 @@ static int tcp_send_failed_locked(struct tcp_conn *conn, int err)
 	return -err;
 }
 
+/* Send every byte of @iov; the caller holds conn->lock. */
 static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt, int flags)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
@@ -970,7 +970,8 @@ static void tcp_busy_poll_account(struct tcp_conn *conn, uint64_t now)
 	uint32_t hit = conn->spinning ? TCP_BUSY_POLL_ONE : 0;
 	uint32_t gap = (uint32_t)MIN(now - conn->idle_since_ns, (uint64_t)TCP_BUSY_POLL_MAX_NS);
 
-	conn->gap_ns = (uint32_t)((int64_t)conn->gap_ns + (((int64_t)gap - (int64_t)conn->gap_ns) >> TCP_BUSY_POLL_EWMA_SHIFT));
+	conn->gap_ns = (uint32_t)((int64_t)conn->gap_ns +
+				  (((int64_t)gap - (int64_t)conn->gap_ns) >> TCP_BUSY_POLL_EWMA_SHIFT));
 	conn->idle_since_ns = 0;
 	if (!conn->spun)
 		return;
