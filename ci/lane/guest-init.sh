@@ -345,8 +345,8 @@ check_queue_count() { # check_queue_count C: queue_count of $CTRL against min(2*
 
 check_id_ctrl() { # check_id_ctrl FILE MDTS: nvme id-ctrl output against the emulator's controller parameters
 	local want k v
-	# ioccsz 516 = 4 + 8192/16: ernicd accepts 8 KiB of in-capsule data over TCP.
-	for want in "mdts=$2" maxcmd=128 ioccsz=516; do
+	# ioccsz 8196 = 4 + 131072/16: ernicd accepts 128 KiB of in-capsule data over TCP.
+	for want in "mdts=$2" maxcmd=128 ioccsz=8196; do
 		k=${want%=*}
 		v=$(awk -v k="$k" '$1 == k && $2 == ":" { print $3; exit }' "$1")
 		[ "$v" = "${want#*=}" ] || fail "id-ctrl $k is '$v', the emulator reports ${want#*=}"
@@ -357,7 +357,7 @@ check_id_ctrl() { # check_id_ctrl FILE MDTS: nvme id-ctrl output against the emu
 	*) fail "id-ctrl has no numeric sgls field (got '$v')" ;;
 	esac
 	[ $((v & 4)) -ne 0 ] || fail "id-ctrl sgls $v: keyed SGL data block (bit 2) is not set"
-	log "id-ctrl as the emulator reports: mdts $2, maxcmd 128, ioccsz 516, sgls $v (keyed SGL, bit 2, set)"
+	log "id-ctrl as the emulator reports: mdts $2, maxcmd 128, ioccsz 8196, sgls $v (keyed SGL, bit 2, set)"
 }
 
 expect_einval_512() { # expect_einval_512 DEVICE: a 512-byte O_DIRECT read on a 4 KiB-block device must fail, EINVAL

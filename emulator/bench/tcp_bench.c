@@ -64,7 +64,7 @@ static const char usage[] =
 	"  --warmup S      unmeasured time before it (default 1)\n"
 	"  --span BYTES    I/O falls in the first BYTES of the namespace (default 256 MiB)\n"
 	"  --icd BYTES     writes up to this size go in the capsule; larger ones by R2T\n"
-	"                  (default 8192, ernicd's in-capsule data size; 0: always R2T)\n"
+	"                  (default 131072, ernicd's in-capsule data size; 0: always R2T)\n"
 	"  --lba BYTES     the namespace's LBA data size (default 4096, ernicd's bs=)\n"
 	"  --csv FILE      append one row of kind tcpbench (suites/csv-columns) to FILE\n"
 	"  --commit ID     the commit column of that row\n";
@@ -518,7 +518,7 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 	int opt;
 
 	*o = (struct bench_opts){ .nqn = ERNIC_DEFAULT_SUBNQN, .bs = 4096, .qd = 32, .seconds = 5, .warmup = 1,
-				  .span = 256ull << 20, .icd = 8192, .lba = 4096, .commit = "unknown" };
+				  .span = 256ull << 20, .icd = 131072, .lba = 4096, .commit = "unknown" };
 	o->sin.sin_family = AF_INET;
 	o->sin.sin_port = htons(4420);
 	o->sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -135,12 +135,12 @@
  */
 #define TCP_BUSY_POLL_CLOCK_EVERY 8u
 /*
- * What a slot allocates first: enough for in-capsule data, Connect and admin
- * pages. It grows the first time a larger transfer needs it and keeps that,
- * so a socket that never connects costs a few KiB, not an MDTS per slot
- * (tcp_req_buf_reserve()).
+ * What a slot allocates first: enough for Connect data, admin pages and small
+ * writes' in-capsule data. It grows the first time a larger transfer needs it
+ * and keeps that, so a socket that never connects costs a few KiB, not an
+ * MDTS per slot (tcp_req_buf_reserve()).
  */
-#define TCP_REQ_BUF_SMALL ERNIC_TCP_IN_CAPSULE_DATA
+#define TCP_REQ_BUF_SMALL (8u * 1024)
 /* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
 #define TCP_CONNECT_CATTR_DISABLE_SQFLOW (1u << 2)
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
@@ -1110,11 +1110,12 @@ static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint
 
 /*
  * In-capsule data: when the whole of it (and its digest) is already in rbuf,
- * as a write of up to ERNIC_TCP_IN_CAPSULE_DATA usually is, the command
- * executes from there, one copy fewer than through the slot's buffer. That
- * holds until the next recv(), which comes only after tcp_req_exec(): the core
- * executes every command with data synchronously (only an AER is held, and it
- * carries none). Otherwise the data is read into the slot's buffer.
+ * as a small write's usually is, the command executes from there, one copy
+ * fewer than through the slot's buffer. That holds until the next recv(),
+ * which comes only after tcp_req_exec(): the core executes every command with
+ * data synchronously (only an AER is held, and it carries none). Otherwise
+ * the data is read into the slot's buffer, grown to it if need be; -ENOMEM
+ * when it cannot grow, before anything of the data was read.
  */
 static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pad, uint32_t datal)
 {
@@ -1123,6 +1124,8 @@ static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pa
 	uint32_t rcvd;
 
 	if (conn->rtail - conn->rhead < pad + datal + dd) {
+		if (tcp_req_buf_reserve(treq, datal))
+			return -ENOMEM;
 		treq->h2c_buf = treq->buf;
 		return tcp_recv_data(conn, treq->buf, pad, datal);
 	}
@@ -1262,8 +1265,12 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 		return tcp_reject_cmd(conn, &pdu->cmd, pad, datal);
 	treq->req.sqe = pdu->cmd;
 	if (datal) {
-		/* TCP_REQ_BUF_SMALL holds any in-capsule data: no allocation here. */
 		rc = tcp_recv_icd(conn, treq, pad, datal);
+		if (rc == -ENOMEM) {
+			/* Out of memory for it: this command fails, the connection goes on. */
+			tcp_req_put(conn, treq);
+			return tcp_reject_cmd(conn, &pdu->cmd, pad, datal);
+		}
 		if (rc)
 			return rc;
 		treq->h2c_len = datal;

@@ -17,11 +17,17 @@
 #include "target.h"
 
 /*
- * In-capsule data accepted on any queue. Identify reports IOCCSZ for the
- * RDMA-shaped core, but a Linux host sends Connect data in-capsule on the admin
- * queue (NVME_TCP_ADMIN_CCSZ, 8 KiB) whatever IOCCSZ says.
+ * In-capsule data accepted on any queue, and reported in IOCCSZ: a Linux host
+ * sends a write of up to IOCCSZ * 16 - 64 bytes with its command (and Connect
+ * data on the admin queue, NVME_TCP_ADMIN_CCSZ, 8 KiB, whatever IOCCSZ says).
+ * One default MDTS transfer (128 KiB), so no write within it waits for an
+ * R2T and the H2CData it solicits: a round trip per command saved, and on a
+ * loopback or an emulated CPU each is a wake-up of the host. The data arrives
+ * unsolicited, but only into the receive buffer or the one slot being read
+ * (a slot's buffer grows to it on first use, as for R2T data), and TCP's own
+ * window holds the rest back.
  */
-#define ERNIC_TCP_IN_CAPSULE_DATA (8u * 1024)
+#define ERNIC_TCP_IN_CAPSULE_DATA (128u * 1024)
 /* How often a connection thread wakes to check keep-alive and shutdown. */
 #define ERNIC_TCP_POLL_MS 100
 
