@@ -588,6 +588,17 @@ static void test_write_in_capsule(void)
 	th_teardown(th);
 }
 
+/* A write with its data in the capsule, sent cut after @split bytes (0: whole), then read back. */
+static void th_icd_write_read_back(struct th *th, uint64_t slba, uint8_t *wbuf, uint8_t *rbuf, uint32_t len,
+				   uint32_t split)
+{
+	th->split_at = split;
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, slba, wbuf, len, true) == 0);
+	th->split_at = 0;
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, slba, rbuf, len, false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, len));
+}
+
 /*
  * A whole default MDTS transfer in the capsule, as a Linux host sends a write
  * of up to IOCCSZ * 16 - 64 bytes: more than the receive buffer takes at once
@@ -601,11 +612,7 @@ static void test_write_of_128_kib_in_capsule(void)
 
 	for (uint32_t split = 0; split <= 72 + 70000; split += 72 + 70000) {
 		fill(wbuf, sizeof(wbuf), 11 + split);
-		th->split_at = split;
-		CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 512, wbuf, sizeof(wbuf), true) == 0);
-		th->split_at = 0;
-		CU_ASSERT(th_rw(th, NVME_CMD_READ, 512, rbuf, sizeof(rbuf), false) == 0);
-		CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+		th_icd_write_read_back(th, 512, wbuf, rbuf, sizeof(wbuf), split);
 	}
 	close(admin_fd);
 	th_teardown(th);
@@ -624,11 +631,7 @@ static void test_write_in_capsule_arriving_in_two_parts(void)
 	 */
 	for (uint32_t split = 72 + 4 + 1000; split <= 72 + 4 + 8192 + 2; split += 8192 + 2 - 1000) {
 		fill(wbuf, sizeof(wbuf), split);
-		th->split_at = split;
-		CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 300, wbuf, sizeof(wbuf), true) == 0);
-		th->split_at = 0;
-		CU_ASSERT(th_rw(th, NVME_CMD_READ, 300, rbuf, sizeof(rbuf), false) == 0);
-		CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+		th_icd_write_read_back(th, 300, wbuf, rbuf, sizeof(wbuf), split);
 	}
 	close(admin_fd);
 	th_teardown(th);
