@@ -164,6 +164,9 @@ setup_system() {
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus "")
 	if [ -z "$ERNICD_CPUS" ] && [ "$(nproc)" -gt 1 ]; then ERNICD_CPUS=$(($(nproc) - 1)); fi
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
+	# A subset of the suite cases, for a quicker look at a few (the lane's verdict still covers what ran).
+	CASES=$(cmdline_opt ernic.cases "")
+	if [ -n "$CASES" ]; then SUITE_CASES=$(echo "$CASES" | tr , " "); fi
 	(
 		sleep "$timeout"
 		echo "ERNIC-LANE: FAIL watchdog: no verdict after ${timeout}s, last step: $(cat /run/lane-step 2>/dev/null)"
@@ -303,17 +306,48 @@ disconnect() { # disconnect NQN: disconnect and wait until no controller for NQN
 	done
 }
 
+cpu_ticks() { # cpu_ticks: per CPU "user+nice system irq+softirq idle+iowait" of /proc/stat, then ernicd's utime stime
+	awk '$1 ~ /^cpu[0-9]+$/ { printf "%s %d %d %d %d ", $1, $2 + $3, $4, $7 + $8, $5 + $6 }' /proc/stat
+	if [ -n "${ERNICD_PID:-}" ] && [ -r "/proc/$ERNICD_PID/stat" ]; then
+		sed 's/.*) //' "/proc/$ERNICD_PID/stat" | awk '{ printf "ernicd %d %d", $12, $13 }'
+	fi
+	echo
+}
+
+cpu_report() { # cpu_report CASE BEFORE AFTER: where each CPU's time went during CASE, and ernicd's share
+	awk -v c="$1" -v a="$2" -v b="$3" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " "); line = "cpu during " c ":"
+		for (i = 1; i <= n; i += 5) {
+			if (x[i] == "ernicd") {
+				t = (y[i + 1] - x[i + 1]) + (y[i + 2] - x[i + 2])
+				line = line sprintf(" | ernicd %d ticks (%d%% system)", t, t ? 100 * (y[i + 2] - x[i + 2]) / t : 0)
+				break
+			}
+			tot = 0
+			for (j = 1; j <= 4; j++) { d[j] = y[i + j] - x[i + j]; tot += d[j] }
+			if (tot <= 0) tot = 1
+			line = line sprintf(" | %s user %d%% sys %d%% irq %d%% idle %d%%", x[i], 100 * d[1] / tot,
+				100 * d[2] / tot, 100 * d[3] / tot, 100 * d[4] / tot)
+		}
+		print line }'
+}
+
 run_suites() { # run_suites BACKEND-LABEL CSV-DIR CASE...: suites/run on $DEV, fail the lane if a case fails
-	local backend dir rc
+	local backend dir rc c before
 	backend=$1
 	dir=$2
 	shift 2
-	echo "$PHASE suites/run $*" >/run/lane-step
 	log "suites/run $* --target $DEV --transport $SUITES_TRANSPORT --runtime $RUNTIME --backend '$backend'"
-	rc=0
-	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport "$SUITES_TRANSPORT" --runtime "$RUNTIME" \
-		--backend "$backend" --csv-dir "$dir" || rc=$?
-	[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($*)"
+	# One case at a time, so the log says where the CPUs' time went in each (a case bound by one CPU shows).
+	for c in "$@"; do
+		echo "$PHASE suites/run $c" >/run/lane-step
+		before=$(cpu_ticks)
+		rc=0
+		ERNIC_COMMIT=$COMMIT /ernic/suites/run "$c" --target "$DEV" --transport "$SUITES_TRANSPORT" \
+			--runtime "$RUNTIME" --backend "$backend" --csv-dir "$dir" || rc=$?
+		[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($c)"
+		log "$(cpu_report "$c" "$before" "$(cpu_ticks)")"
+	done
 }
 
 emit_csv() { # emit_csv DIR: each SUITE.csv of DIR between marker lines

@@ -14,6 +14,7 @@
 #                       as nvmet-tcp reports); the ratio table prints both targets' MDTS either way
 #        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd and the lad phase's (default: the guest's last
 #                       CPU; all: unpinned)
+#        LANE_CASES=SUITE/CASE[,SUITE/CASE]  only these suite cases (default: all of ci/lane/guest-init.sh's)
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
@@ -65,6 +66,11 @@ if [ -n "${LANE_ERNICD_CPUS:-}" ]; then
 	[[ $LANE_ERNICD_CPUS =~ ^(all|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$ ]] ||
 		die "LANE_ERNICD_CPUS must be a CPU list such as 1 or 0-1, or all (got '$LANE_ERNICD_CPUS')"
 	APPEND="$APPEND ernic.cpus=$LANE_ERNICD_CPUS"
+fi
+if [ -n "${LANE_CASES:-}" ]; then
+	[[ $LANE_CASES =~ ^[a-z0-9-]+/[a-z0-9-]+(,[a-z0-9-]+/[a-z0-9-]+)*$ ]] ||
+		die "LANE_CASES must be a comma list of suite/case such as qdepth/qd1 (got '$LANE_CASES')"
+	APPEND="$APPEND ernic.cases=$LANE_CASES"
 fi
 if [ -n "${LANE_SKIP:-}" ]; then
 	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru|ctl)(,(nvmet|ernicd|faults|lad|rdma|passthru|ctl))*$ ]] ||

@@ -1140,6 +1140,18 @@ uint16_t ernic_req_check(const struct ernic_req *req)
 	return status;
 }
 
+void *ernic_req_h2c_in_place(struct ernic_req *req, uint32_t len)
+{
+	struct ernic_sq *sq = req->sq;
+	void *dst = NULL;
+
+	sq_enter(sq);
+	if (req->sqe.opc != NVME_FABRICS_COMMAND && sq->qid && !req_gate(req) && !sq->ctrlr->discovery)
+		dst = ernic_io_h2c_in_place(req, len);
+	sq_leave(sq);
+	return dst;
+}
+
 static enum ernic_exec req_exec(struct ernic_req *req)
 {
 	struct ernic_sq *sq = req->sq;

@@ -179,7 +179,11 @@ static uint16_t io_rw(struct ernic_req *req, bool write)
 		return status;
 	t = storage_enter(req);
 	if (write) {
-		rc = ns->ops->write(ns, buf, slba << ns->lba_shift, (uint32_t)len, write_flags(req));
+		/* Landed in place (ernic_req_h2c_in_place()): on the medium already, and RAM has no FUA to honour. */
+		if (ns->ops->map_write && buf == ns->ops->map_write(ns, slba << ns->lba_shift, (uint32_t)len))
+			rc = 0;
+		else
+			rc = ns->ops->write(ns, buf, slba << ns->lba_shift, (uint32_t)len, write_flags(req));
 		storage_leave(req, t);
 		if (ERNIC_UNLIKELY(rc))
 			return backend_status(rc, true);
@@ -282,6 +286,17 @@ uint16_t ernic_io_exec(struct ernic_req *req)
 	default:
 		return NVME_SC_INVALID_OPCODE;
 	}
+}
+
+void *ernic_io_h2c_in_place(const struct ernic_req *req, uint32_t len)
+{
+	struct ernic_ns *ns;
+
+	if (req->sqe.opc != NVME_CMD_WRITE || io_resolve_ns(req, &ns) || !ns || !ns->ops->map_write)
+		return NULL;
+	if (io_rw_check(req, ns) || (uint64_t)cmd_nlb(&req->sqe) << ns->lba_shift != len || ernic_req_sgl_len(req) != len)
+		return NULL;
+	return ns->ops->map_write(ns, cmd_slba(&req->sqe) << ns->lba_shift, len);
 }
 
 uint16_t ernic_io_check(const struct ernic_req *req)

@@ -40,6 +40,12 @@ static const void *ram_map_read(struct ernic_ns *ns, uint64_t off, uint32_t len)
 	return ns->ram + off;
 }
 
+static void *ram_map_write(struct ernic_ns *ns, uint64_t off, uint32_t len)
+{
+	(void)len;
+	return ns->ram + off;
+}
+
 static int ram_write(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags)
 {
 	(void)flags; /* nothing here outlives the process: FUA has no medium to reach */
@@ -81,6 +87,7 @@ static const struct ernic_ns_ops ns_ram_ops = {
 	.name = "ram",
 	.read = ram_read,
 	.map_read = ram_map_read,
+	.map_write = ram_map_write,
 	.write = ram_write,
 	.flush = ram_flush,
 	.write_zeroes = ram_write_zeroes,

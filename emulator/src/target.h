@@ -59,6 +59,12 @@ struct ernic_ns_ops {
 	 * meanwhile may show through, as it may while @read copies.
 	 */
 	const void *(*map_read)(struct ernic_ns *ns, uint64_t off, uint32_t len);
+	/*
+	 * Optional: the same bytes, for a transport to receive a Write's data
+	 * into before exec (ernic_req_h2c_in_place()); @write then finds its
+	 * buffer is the medium itself and is not called. Held as @map_read's.
+	 */
+	void *(*map_write)(struct ernic_ns *ns, uint64_t off, uint32_t len);
 	int (*write)(struct ernic_ns *ns, const void *buf, uint64_t off, uint32_t len, uint32_t flags);
 	int (*flush)(struct ernic_ns *ns);
 	int (*write_zeroes)(struct ernic_ns *ns, uint64_t off, uint64_t len);
@@ -383,6 +389,19 @@ uint32_t ernic_req_sgl_len(const struct ernic_req *req);
 uint16_t ernic_req_map_data_exact(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 uint16_t ernic_req_map_data_atleast(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 uint16_t ernic_req_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src);
+/*
+ * ernic_req_h2c_in_place() - where the @len bytes of a Write's data may land
+ * straight from the transport, before exec: the namespace's own memory for
+ * the command's LBA range, so exec copies nothing. NULL unless the command
+ * passes every check exec would make now (ernic_req_check()), its SGL and its
+ * blocks are both exactly @len bytes and the namespace maps its medium
+ * (ops->map_write: RAM). The caller holds namespace memory
+ * (ernic_sq_ns_mem_hold()) from before this call until the command completed
+ * or was dropped. Should exec then fail after all (the controller was reset
+ * or the path's ANA state changed in between), the blocks hold what landed,
+ * as a failed write may leave them.
+ */
+void *ernic_req_h2c_in_place(struct ernic_req *req, uint32_t len);
 /* Fill the CQE with @status; records the error in stats and the error log. */
 void ernic_req_set_status(struct ernic_req *req, uint16_t status);
 /*
@@ -430,6 +449,8 @@ void ernic_disc_entry_rdma_tsas(struct nvmf_disc_log_entry *e);
 uint16_t ernic_io_exec(struct ernic_req *req);
 /* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS. */
 uint16_t ernic_io_check(const struct ernic_req *req);
+/* ernic_req_h2c_in_place() for an I/O queue. */
+void *ernic_io_h2c_in_place(const struct ernic_req *req, uint32_t len);
 /* ernic_req_check() for a Fabrics command: queue state, and for Connect its format and data length. */
 uint16_t ernic_fabrics_check(const struct ernic_req *req);
 

@@ -80,9 +80,11 @@
 #define TCP_RBUF_SIZE (160 * 1024)
 /*
  * Data at least this long is received straight into its buffer instead of
- * through rbuf. While an R2T is outstanding a read into rbuf takes no more
- * than this either, so of an H2CData PDU at most this much is copied out of
- * rbuf and the rest lands in place.
+ * through rbuf. While an R2T is outstanding, or the host sends writes with
+ * large in-capsule data, a read into rbuf takes no more than this either, so
+ * of an H2CData PDU or such a capsule at most this much is copied out of
+ * rbuf and the rest lands in place (in the slot's buffer or, for a RAM
+ * namespace, the namespace itself: tcp_h2c_in_place()).
  */
 #define TCP_RECV_DIRECT_MIN (16 * 1024)
 /*
@@ -178,6 +180,7 @@ struct tcp_req {
 	uint8_t *h2c_buf;  /* buf, or in-capsule data still in the connection's rbuf (tcp_recv_icd()) */
 	uint32_t r2t_len;  /* bytes the R2T solicited */
 	uint32_t h2c_rcvd; /* of which arrived */
+	bool ns_mem;	   /* holds namespace memory: a read sent from it, or a write landing in it */
 	uint32_t c2h_len;  /* controller to host bytes to send from c2h_data */
 	const uint8_t *c2h_data; /* buf, or namespace memory sent in place (tcp_map_c2h_in_place()) */
 	void *h2c_map;	   /* what map_data returned for host to controller data */
@@ -212,7 +215,7 @@ struct tcp_conn {
 	struct tcp_req *reqs;
 	uint32_t nr_reqs;
 	struct tcp_req *free_reqs;
-	uint32_t ns_mem_reqs; /* slots holding namespace memory to send: sq.ns_mem_seq is odd while nonzero */
+	uint32_t ns_mem_reqs; /* slots holding namespace memory (tcp_req.ns_mem): sq.ns_mem_seq is odd while nonzero */
 	/* The send batch (under @lock): see the top of this file */
 	uint32_t tx_niov, tx_hdr_used, tx_nreqs, tx_npdus;
 	struct iovec tx_iov[TCP_TX_IOV];
@@ -223,6 +226,7 @@ struct tcp_conn {
 
 	/* Receive side: the connection thread only */
 	uint32_t nr_need_data;
+	bool large_icd; /* the last capsule carried TCP_RECV_DIRECT_MIN or more of data (tcp_handle_cmd()) */
 	uint64_t next_check_ns;
 	uint64_t opened_ns;    /* ICReq and Connect are due within the idle timeout of this */
 	uint64_t pdu_stall_ns; /* when a PDU, partly received, first had to wait; 0 at a boundary */
@@ -263,6 +267,7 @@ struct ernic_tcp_port {
 
 	struct ernic_trace trace;
 	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place, tx_c2h_spliced; /* struct ernic_tcp_tx_stats */
+	_Atomic uint64_t rx_h2c_in_place;				       /* ditto */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -634,9 +639,34 @@ void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_st
 	s->sends = atomic_load_explicit(&port->tx_sends, memory_order_relaxed);
 	s->c2h_in_place = atomic_load_explicit(&port->tx_c2h_in_place, memory_order_relaxed);
 	s->c2h_spliced = atomic_load_explicit(&port->tx_c2h_spliced, memory_order_relaxed);
+	s->h2c_in_place = atomic_load_explicit(&port->rx_h2c_in_place, memory_order_relaxed);
 }
 
 /* --------------------------------------------------------------- requests */
+
+/*
+ * The slot holds namespace memory until it is put back: the queue's hold
+ * (ernic_sq_ns_mem_hold()) is taken by the first such slot and let go by
+ * the last, so ernic_target_quiesce() waits for them.
+ */
+static void tcp_req_hold_ns_mem(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	pthread_mutex_lock(&conn->lock);
+	if (conn->ns_mem_reqs++ == 0)
+		ernic_sq_ns_mem_hold(&conn->sq);
+	treq->ns_mem = true;
+	pthread_mutex_unlock(&conn->lock);
+}
+
+/* The slot lets go of namespace memory it turned out not to need. */
+static void tcp_req_put_ns_mem(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	pthread_mutex_lock(&conn->lock);
+	if (--conn->ns_mem_reqs == 0)
+		ernic_sq_ns_mem_release(&conn->sq);
+	treq->ns_mem = false;
+	pthread_mutex_unlock(&conn->lock);
+}
 
 /*
  * LIFO, so a lightly loaded queue keeps reusing the same few buffers. A slot
@@ -644,8 +674,9 @@ void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_st
  */
 static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
 {
-	if (ERNIC_UNLIKELY(treq->c2h_data != treq->buf) && treq->c2h_data && --conn->ns_mem_reqs == 0)
+	if (ERNIC_UNLIKELY(treq->ns_mem) && --conn->ns_mem_reqs == 0)
 		ernic_sq_ns_mem_release(&conn->sq);
+	treq->ns_mem = false;
 	treq->c2h_data = NULL;
 	treq->state = TCP_REQ_FREE;
 	treq->next_free = conn->free_reqs;
@@ -802,10 +833,7 @@ static uint16_t tcp_map_c2h_in_place(struct ernic_req *req, uint32_t len, const 
 
 	if (status)
 		return status;
-	pthread_mutex_lock(&conn->lock);
-	if (conn->ns_mem_reqs++ == 0)
-		ernic_sq_ns_mem_hold(&conn->sq);
-	pthread_mutex_unlock(&conn->lock);
+	tcp_req_hold_ns_mem(conn, treq);
 	treq->c2h_len = len;
 	treq->c2h_data = src;
 	atomic_fetch_add_explicit(&conn->port->tx_c2h_in_place, 1, memory_order_relaxed);
@@ -1022,7 +1050,9 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 				conn->pdu_stall_ns = ernic_now_ns();
 		}
 		n = recv(conn->fd, direct ? p + got : conn->rbuf,
-			 direct ? len - got : conn->nr_need_data ? TCP_RECV_DIRECT_MIN : sizeof(conn->rbuf),
+			 direct			       ? len - got
+			 : conn->nr_need_data || conn->large_icd ? TCP_RECV_DIRECT_MIN
+								 : sizeof(conn->rbuf),
 			 sleep ? 0 : MSG_DONTWAIT);
 		if (n > 0) {
 			if (direct)
@@ -1109,13 +1139,43 @@ static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint
 }
 
 /*
+ * A large Write's in-capsule data, not all received yet, straight into the
+ * namespace (a RAM one) where the core says its blocks are
+ * (ernic_req_h2c_in_place()): the kernel's copy out of the socket is then the
+ * only one, where the slot's buffer took a second into the namespace at
+ * exec. Not with a data digest, which must be checked before any byte
+ * reaches the medium, and only for the plain layout a host sends (the data
+ * at offset 0, exactly the blocks). A host stopping inside the data is
+ * closed by the idle timeout (tcp_conn_check()), which ends the hold.
+ */
+static uint8_t *tcp_h2c_in_place(struct tcp_conn *conn, struct tcp_req *treq, uint32_t datal)
+{
+	const struct nvme_sgl_desc *sgl = &treq->req.sqe.dptr;
+	uint8_t *dst;
+
+	if (conn->ddgst || datal < TCP_RECV_DIRECT_MIN || sgl->addr || sgl->unkeyed.length != datal ||
+	    sgl->id != NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET))
+		return NULL;
+	/* Held before the core looks the namespace up: a removal then waits for this slot (ernic_target_quiesce()). */
+	tcp_req_hold_ns_mem(conn, treq);
+	dst = ernic_req_h2c_in_place(&treq->req, datal);
+	if (!dst) {
+		tcp_req_put_ns_mem(conn, treq);
+		return NULL;
+	}
+	atomic_fetch_add_explicit(&conn->port->rx_h2c_in_place, 1, memory_order_relaxed);
+	return dst;
+}
+
+/*
  * In-capsule data: when the whole of it (and its digest) is already in rbuf,
  * as a small write's usually is, the command executes from there, one copy
  * fewer than through the slot's buffer. That holds until the next recv(),
  * which comes only after tcp_req_exec(): the core executes every command with
  * data synchronously (only an AER is held, and it carries none). Otherwise
- * the data is read into the slot's buffer, grown to it if need be; -ENOMEM
- * when it cannot grow, before anything of the data was read.
+ * the data is read into the namespace itself (tcp_h2c_in_place()) or into the
+ * slot's buffer, grown to it if need be; -ENOMEM when it cannot grow, before
+ * anything of the data was read.
  */
 static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pad, uint32_t datal)
 {
@@ -1124,6 +1184,12 @@ static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pa
 	uint32_t rcvd;
 
 	if (conn->rtail - conn->rhead < pad + datal + dd) {
+		uint8_t *dst = tcp_h2c_in_place(conn, treq, datal);
+
+		if (dst) {
+			treq->h2c_buf = dst;
+			return tcp_recv_data(conn, dst, pad, datal);
+		}
 		if (tcp_req_buf_reserve(treq, datal))
 			return -ENOMEM;
 		treq->h2c_buf = treq->buf;
@@ -1264,6 +1330,8 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	if (!treq)
 		return tcp_reject_cmd(conn, &pdu->cmd, pad, datal);
 	treq->req.sqe = pdu->cmd;
+	/* Another like it is likely next: its data should land in place, not in rbuf (TCP_RECV_DIRECT_MIN). */
+	conn->large_icd = datal >= TCP_RECV_DIRECT_MIN;
 	if (datal) {
 		rc = tcp_recv_icd(conn, treq, pad, datal);
 		if (rc == -ENOMEM) {

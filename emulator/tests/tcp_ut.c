@@ -60,6 +60,8 @@ static struct th g_th;
 static int g_serve_sndbuf;
 /* c2h_splice of the ports th_setup() creates. */
 static bool g_c2h_splice;
+/* file= of the targets th_setup() creates (NULL: RAM); a test that sets it puts NULL back. */
+static const char *g_ns_file;
 /* mdts= of the targets th_setup() creates; a test that changes it puts ERNIC_MDTS back. */
 static uint32_t g_mdts = ERNIC_MDTS;
 
@@ -75,6 +77,8 @@ static struct ernic_target *tgt_create_allow(const char *const *allow_hosts)
 	cfg.bs = BS;
 	cfg.queues = 4;
 	cfg.mdts = g_mdts;
+	if (g_ns_file)
+		snprintf(cfg.file, sizeof(cfg.file), "%s", g_ns_file);
 	if (ernic_target_create(&cfg, &opts, &tgt, err, sizeof(err)))
 		fprintf(stderr, "%s\n", err);
 	return tgt;
@@ -601,22 +605,92 @@ static void th_icd_write_read_back(struct th *th, uint64_t slba, uint8_t *wbuf, 
 
 /*
  * A whole default MDTS transfer in the capsule, as a Linux host sends a write
- * of up to IOCCSZ * 16 - 64 bytes: more than the receive buffer takes at once
- * when cut, so it is gathered in the slot's buffer, which grows to it.
+ * of up to IOCCSZ * 16 - 64 bytes: whole, or cut (then it lands in the
+ * namespace itself as it arrives), and on a file namespace, which cannot
+ * take it in place, gathered in the slot's buffer, which grows to it.
  */
 static void test_write_of_128_kib_in_capsule(void)
 {
-	struct th *th = th_setup(0);
 	static uint8_t wbuf[ERNIC_TCP_IN_CAPSULE_DATA], rbuf[ERNIC_TCP_IN_CAPSULE_DATA];
+	struct ernic_tcp_tx_stats before, after;
+	char path[] = "/tmp/ernic-tcp-ut-XXXXXX";
+	struct th *th = th_setup(0);
 	int admin_fd = th_io_queue_up(th, 0, 0);
+	int fd;
 
 	for (uint32_t split = 0; split <= 72 + 70000; split += 72 + 70000) {
 		fill(wbuf, sizeof(wbuf), 11 + split);
+		ernic_tcp_port_tx_stats(th->port, &before);
 		th_icd_write_read_back(th, 512, wbuf, rbuf, sizeof(wbuf), split);
+		ernic_tcp_port_tx_stats(th->port, &after);
+		if (split)
+			CU_ASSERT_EQUAL(after.h2c_in_place - before.h2c_in_place, 1);
 	}
 	close(admin_fd);
 	th_teardown(th);
+
+	fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	g_ns_file = path;
+	th = th_setup(0);
+	g_ns_file = NULL;
+	admin_fd = th_io_queue_up(th, 0, 0);
+	fill(wbuf, sizeof(wbuf), 12);
+	th_icd_write_read_back(th, 512, wbuf, rbuf, sizeof(wbuf), 72 + 70000);
+	ernic_tcp_port_tx_stats(th->port, &after);
+	CU_ASSERT_EQUAL(after.h2c_in_place, 0);
+	close(admin_fd);
+	th_teardown(th);
+	unlink(path);
 }
+
+/*
+ * In-capsule data of 16 KiB or more that is not all there at once lands in
+ * the RAM namespace itself: the kernel's copy is the only one. Not below
+ * 16 KiB, not under a data digest (checked before a byte may reach the
+ * medium), and not for a write the core refuses, whose blocks stay as they were.
+ */
+static void test_large_in_capsule_writes_land_in_the_namespace_unless_small_digested_or_refused(void)
+{
+	static uint8_t wbuf[64 * 1024], rbuf[64 * 1024], last[32 * 1024];
+	uint64_t end = NS_SIZE / BS;
+	struct ernic_tcp_tx_stats a, b;
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	ernic_tcp_port_tx_stats(th->port, &a);
+	fill(wbuf, sizeof(wbuf), 21);
+	th_icd_write_read_back(th, 1024, wbuf, rbuf, sizeof(wbuf), 72 + 5000);
+	ernic_tcp_port_tx_stats(th->port, &b);
+	CU_ASSERT_EQUAL(b.h2c_in_place - a.h2c_in_place, 1);
+	th_icd_write_read_back(th, 2048, wbuf, rbuf, 8192, 72 + 3000);
+	ernic_tcp_port_tx_stats(th->port, &a);
+	CU_ASSERT_EQUAL(a.h2c_in_place, b.h2c_in_place);
+
+	/* 16 blocks from 8 before the end: LBA Out of Range, and the last 8 blocks untouched. */
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, end - 8, last, sizeof(last), false) == 0);
+	fill(wbuf, sizeof(wbuf), 22);
+	th->split_at = 72 + 5000;
+	CU_ASSERT_EQUAL(th_rw(th, NVME_CMD_WRITE, end - 8, wbuf, sizeof(wbuf), true), NVME_SC_LBA_RANGE);
+	th->split_at = 0;
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, end - 8, rbuf, sizeof(last), false) == 0);
+	CU_ASSERT(!memcmp(rbuf, last, sizeof(last)));
+	ernic_tcp_port_tx_stats(th->port, &b);
+	CU_ASSERT_EQUAL(b.h2c_in_place, a.h2c_in_place);
+	close(admin_fd);
+	close(th->fd);
+
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	admin_fd = th_io_queue_up(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE, 0);
+	fill(wbuf, sizeof(wbuf), 23);
+	th_icd_write_read_back(th, 1024, wbuf, rbuf, sizeof(wbuf), 72 + 4 + 5000);
+	ernic_tcp_port_tx_stats(th->port, &a);
+	CU_ASSERT_EQUAL(a.h2c_in_place, b.h2c_in_place);
+	close(admin_fd);
+	th_teardown(th);
+}
+
 
 static void test_write_in_capsule_arriving_in_two_parts(void)
 {
@@ -724,6 +798,52 @@ static void *remover_main(void *arg)
 	r->rc = ernic_target_remove_ns(r->tgt, 1, err, sizeof(err));
 	atomic_store(&r->done, true);
 	return NULL;
+}
+
+/*
+ * A host gone in the middle of a write landing in place: its connection
+ * closes, its queue with it, and the namespace it was writing into can be
+ * removed at once.
+ */
+static void test_a_host_gone_inside_a_write_landing_in_place_lets_the_namespace_go(void)
+{
+	struct nvme_tcp_cmd_pdu cmd = { .hdr = { .type = NVME_TCP_CMD, .hlen = 72, .pdo = 72, .plen = 72 + 65536 } };
+	static uint8_t part[20000];
+	struct th *th = th_setup(0);
+	struct remover r = { .tgt = th->tgt };
+	struct ernic_tcp_tx_stats a, b;
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	pthread_t thr;
+
+	cmd.cmd.opc = NVME_CMD_WRITE;
+	cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	cmd.cmd.cid = 9;
+	cmd.cmd.nsid = 1;
+	cmd.cmd.cdw12 = 65536 / BS - 1;
+	cmd.cmd.dptr.id = SGL_ICD;
+	cmd.cmd.dptr.unkeyed.length = 65536;
+	ernic_tcp_port_tx_stats(th->port, &a);
+	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
+	CU_ASSERT(write_all(th->fd, part, sizeof(part)) == 0);
+	b = a;
+	for (int i = 0; i < 200 && b.h2c_in_place == a.h2c_in_place; i++) {
+		poll(NULL, 0, 10);
+		ernic_tcp_port_tx_stats(th->port, &b);
+	}
+	CU_ASSERT_EQUAL_FATAL(b.h2c_in_place - a.h2c_in_place, 1);
+	close(th->fd);
+	for (int i = 0; i < 200 && ernic_tcp_port_nr_conns(th->port) > 1; i++)
+		poll(NULL, 0, 10);
+	CU_ASSERT_EQUAL(ernic_tcp_port_nr_conns(th->port), 1);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
+	for (int i = 0; i < 500 && !atomic_load(&r.done); i++)
+		poll(NULL, 0, 10);
+	/* Fatal: a removal still waiting cannot be joined. */
+	CU_ASSERT_FATAL(atomic_load(&r.done));
+	pthread_join(thr, NULL);
+	CU_ASSERT_EQUAL(r.rc, 0);
+	close(admin_fd);
+	th_teardown(th);
 }
 
 /*
@@ -2053,4 +2173,6 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly),
 	UT_CASE(test_a_host_gone_while_reads_are_spliced_costs_only_its_connection),
 	UT_CASE(test_reads_in_place_are_copied_unless_the_port_splices),
-	UT_CASE(test_write_of_128_kib_in_capsule))
+	UT_CASE(test_write_of_128_kib_in_capsule),
+	UT_CASE(test_large_in_capsule_writes_land_in_the_namespace_unless_small_digested_or_refused),
+	UT_CASE(test_a_host_gone_inside_a_write_landing_in_place_lets_the_namespace_go))
