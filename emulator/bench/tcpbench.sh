@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/suites/lib.sh"
 csv=${TCPBENCH_CSV:-$root/results/tcpbench.csv}
 secs=${TCPBENCH_SECONDS:-5}
-cases=${TCPBENCH_CASES:-"randread:4096:32 randwrite:4096:32 randread:4096:1 randwrite:4096:1 randread:131072:32"}
+cases=${TCPBENCH_CASES:-"randread:4096:32 randwrite:4096:32 randread:4096:1 randwrite:4096:1 randread:131072:32 randwrite:131072:32"}
 commit=$(ernic_commit)
 case "$rounds" in '' | *[!0-9]* | 0) echo "tcpbench.sh: bad ROUNDS value '$rounds': expected a whole number 1.." >&2; exit 2 ;; esac
 ncpu=$(nproc)
