@@ -177,9 +177,11 @@ struct tcp_req {
 	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown on demand, kept */
 	uint32_t buf_size;
 	uint32_t h2c_len;  /* host to controller bytes held at h2c_buf */
-	uint8_t *h2c_buf;  /* buf, or in-capsule data still in the connection's rbuf (tcp_recv_icd()) */
-	uint32_t r2t_len;  /* bytes the R2T solicited */
+	/* buf, in-capsule data still in the connection's rbuf (tcp_recv_icd()), or the namespace (tcp_h2c_in_place()) */
+	uint8_t *h2c_buf;
+	uint32_t r2t_len;  /* bytes the R2T solicited, received at h2c_buf */
 	uint32_t h2c_rcvd; /* of which arrived */
+	uint64_t h2c_wait_ns; /* the R2T was sent, or its last H2CData came (when the PDU before it ended) */
 	bool ns_mem;	   /* holds namespace memory: a read sent from it, or a write landing in it */
 	uint32_t c2h_len;  /* controller to host bytes to send from c2h_data */
 	const uint8_t *c2h_data; /* buf, or namespace memory sent in place (tcp_map_c2h_in_place()) */
@@ -230,6 +232,7 @@ struct tcp_conn {
 	uint64_t next_check_ns;
 	uint64_t opened_ns;    /* ICReq and Connect are due within the idle timeout of this */
 	uint64_t pdu_stall_ns; /* when a PDU, partly received, first had to wait; 0 at a boundary */
+	uint64_t pdu_start_ns; /* when the thread began to read the current PDU (after the one before was done) */
 	uint8_t hdr[TCP_MAX_HLEN];
 	uint32_t hdr_len; /* header bytes held, for the C2HTermReq copy */
 	uint8_t scratch[TCP_MAX_PAD];
@@ -814,7 +817,7 @@ static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data
 		/* Solicited before exec; less only when the SGL was too long to solicit. */
 		if (treq->h2c_len < len)
 			return NVME_SC_SGL_INVALID_DATA_LEN;
-		*buf = treq->h2c_map = treq->buf;
+		*buf = treq->h2c_map = treq->h2c_buf;
 		return NVME_SC_SUCCESS;
 	default:
 		return NVME_SC_SGL_INVALID_TYPE;
@@ -980,6 +983,20 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	}
 	if (!at_boundary && conn->pdu_stall_ns && now - conn->pdu_stall_ns >= port->idle_timeout_ns)
 		return -ETIME;
+	/* An R2T the host leaves unanswered holds its slot, and perhaps the namespace (tcp_h2c_in_place()). */
+	for (uint32_t i = 0, n = conn->nr_need_data; n && i < conn->nr_reqs; i++) {
+		const struct tcp_req *treq = &conn->reqs[i];
+
+		if (treq->state != TCP_REQ_NEED_DATA)
+			continue;
+		n--;
+		if (now - treq->h2c_wait_ns >= port->idle_timeout_ns) {
+			ernic_log(&port->log, TCP_LOG_TRANSPORT_ERROR,
+				  "peer %s qid %u: closed: no H2CData for cid %u within %" PRIu64 " ms of its R2T",
+				  conn->peer, conn->qid, treq->req.sqe.cid, port->idle_timeout_ns / 1000000);
+			return -ETIME;
+		}
+	}
 	if (atomic_load(&port->stopping)) {
 		if (at_boundary && !conn->nr_need_data)
 			return -ESHUTDOWN;
@@ -1139,26 +1156,30 @@ static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint
 }
 
 /*
- * A large Write's in-capsule data, not all received yet, straight into the
- * namespace (a RAM one) where the core says its blocks are
- * (ernic_req_h2c_in_place()): the kernel's copy out of the socket is then the
- * only one, where the slot's buffer took a second into the namespace at
- * exec. Not with a data digest, which must be checked before any byte
- * reaches the medium, and only for the plain layout a host sends (the data
- * at offset 0, exactly the blocks). A host stopping inside the data is
- * closed by the idle timeout (tcp_conn_check()), which ends the hold.
+ * A large Write's data, in the capsule but not all received yet or solicited
+ * by R2T, straight into the namespace (a RAM one) where the core says its
+ * blocks are (ernic_req_h2c_in_place()): the kernel's copy out of the socket
+ * is then the only one, where the slot's buffer took a second into the
+ * namespace at exec. Not with a data digest, which must be checked before
+ * any byte reaches the medium, and only for the plain layouts a host sends
+ * (in-capsule data at offset 0, or a Transport SGL Data Block; exactly the
+ * blocks either way). A host that stops inside the data, or never sends what
+ * an R2T asked for, is closed by the idle timeout (tcp_conn_check()), and the
+ * hold ends with its queue.
  */
-static uint8_t *tcp_h2c_in_place(struct tcp_conn *conn, struct tcp_req *treq, uint32_t datal)
+static uint8_t *tcp_h2c_in_place(struct tcp_conn *conn, struct tcp_req *treq, uint32_t len)
 {
 	const struct nvme_sgl_desc *sgl = &treq->req.sqe.dptr;
 	uint8_t *dst;
 
-	if (conn->ddgst || datal < TCP_RECV_DIRECT_MIN || sgl->addr || sgl->unkeyed.length != datal ||
-	    sgl->id != NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET))
+	if (conn->ddgst || len < TCP_RECV_DIRECT_MIN || sgl->unkeyed.length != len)
+		return NULL;
+	if (sgl->id != NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
+	    (sgl->id != NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET) || sgl->addr))
 		return NULL;
 	/* Held before the core looks the namespace up: a removal then waits for this slot (ernic_target_quiesce()). */
 	tcp_req_hold_ns_mem(conn, treq);
-	dst = ernic_req_h2c_in_place(&treq->req, datal);
+	dst = ernic_req_h2c_in_place(&treq->req, len);
 	if (!dst) {
 		tcp_req_put_ns_mem(conn, treq);
 		return NULL;
@@ -1355,12 +1376,17 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	if (!datal && nvme_sqe_data_dir(&treq->req.sqe) == NVME_DATA_HOST_TO_CTRL &&
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
 	    sgl->unkeyed.length && sgl->unkeyed.length <= tcp_req_buf_max(&conn->sq) && !ernic_req_check(&treq->req)) {
-		if (tcp_req_buf_reserve(treq, sgl->unkeyed.length)) {
-			tcp_req_put(conn, treq);
-			return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
+		treq->h2c_buf = tcp_h2c_in_place(conn, treq, sgl->unkeyed.length);
+		if (!treq->h2c_buf) {
+			if (tcp_req_buf_reserve(treq, sgl->unkeyed.length)) {
+				tcp_req_put(conn, treq);
+				return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
+			}
+			treq->h2c_buf = treq->buf;
 		}
 		treq->state = TCP_REQ_NEED_DATA;
 		treq->r2t_len = sgl->unkeyed.length;
+		treq->h2c_wait_ns = conn->pdu_start_ns;
 		conn->nr_need_data++;
 		return tcp_send_r2t(conn, treq);
 	}
@@ -1394,10 +1420,11 @@ static int tcp_handle_h2c_data(struct tcp_conn *conn)
 	if (!!(pdu->hdr.flags & NVME_TCP_F_DATA_LAST) != last)
 		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(flags));
 
-	rc = tcp_recv_data(conn, treq->buf + pdu->datao, pad, datal);
+	rc = tcp_recv_data(conn, treq->h2c_buf + pdu->datao, pad, datal);
 	if (rc)
 		return rc;
 	treq->h2c_rcvd += datal;
+	treq->h2c_wait_ns = conn->pdu_start_ns;
 	if (!last)
 		return 0;
 	treq->h2c_len = treq->r2t_len;
@@ -1424,7 +1451,8 @@ static int tcp_recv_pdu(struct tcp_conn *conn)
 
 	conn->hdr_len = 0;
 	conn->pdu_stall_ns = 0;
-	if (ernic_now_ns() >= conn->next_check_ns) {
+	conn->pdu_start_ns = ernic_now_ns();
+	if (conn->pdu_start_ns >= conn->next_check_ns) {
 		rc = tcp_conn_check(conn, true);
 		if (rc)
 			return rc;

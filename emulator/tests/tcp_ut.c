@@ -801,6 +801,46 @@ static void *remover_main(void *arg)
 }
 
 /*
+ * Data solicited by R2T lands in the namespace too, however many H2CData PDUs
+ * bring it; below 16 KiB and under a data digest it goes through the buffer.
+ */
+static void test_writes_by_r2t_land_in_the_namespace_unless_small_or_digested(void)
+{
+	static uint8_t wbuf[64 * 1024], rbuf[64 * 1024];
+	struct ernic_tcp_tx_stats a, b;
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	ernic_tcp_port_tx_stats(th->port, &a);
+	fill(wbuf, sizeof(wbuf), 31);
+	/* Sixteen 4 KiB H2CData PDUs. */
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1536, wbuf, sizeof(wbuf), false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1536, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	ernic_tcp_port_tx_stats(th->port, &b);
+	CU_ASSERT_EQUAL(b.h2c_in_place - a.h2c_in_place, 1);
+	fill(wbuf, sizeof(wbuf), 32);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1700, wbuf, 8192, false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1700, rbuf, 8192, false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, 8192));
+	ernic_tcp_port_tx_stats(th->port, &a);
+	CU_ASSERT_EQUAL(a.h2c_in_place, b.h2c_in_place);
+	close(admin_fd);
+	close(th->fd);
+
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	admin_fd = th_io_queue_up(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE, 0);
+	fill(wbuf, sizeof(wbuf), 33);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1536, wbuf, sizeof(wbuf), false) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1536, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	ernic_tcp_port_tx_stats(th->port, &b);
+	CU_ASSERT_EQUAL(b.h2c_in_place, a.h2c_in_place);
+	close(admin_fd);
+	th_teardown(th);
+}
+
+/*
  * A host gone in the middle of a write landing in place: its connection
  * closes, its queue with it, and the namespace it was writing into can be
  * removed at once.
@@ -1856,6 +1896,46 @@ static void test_h2c_data_digest_mismatch(void)
 	th_teardown(th);
 }
 
+/*
+ * A host that takes an R2T and never sends the data: its queue is closed
+ * after the idle timeout, a line says why, and a namespace removal that was
+ * waiting for the write landing in place goes on then.
+ */
+static void test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_go(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS, .log = tmpfile() };
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct remover r = { .tgt = th->tgt };
+	struct ernic_tcp_tx_stats a, b;
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	char line[512];
+	bool logged = false;
+	pthread_t thr;
+
+	CU_ASSERT_FATAL(opts.log != NULL);
+	ernic_tcp_port_tx_stats(th->port, &a);
+	(void)th_write_until_r2t(th, 65536);
+	ernic_tcp_port_tx_stats(th->port, &b);
+	CU_ASSERT_EQUAL(b.h2c_in_place - a.h2c_in_place, 1);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
+	poll(NULL, 0, SHORT_IDLE_MS / 4);
+	CU_ASSERT_FALSE(atomic_load(&r.done));
+	CU_ASSERT(closed_within(th->fd, 20 * SHORT_IDLE_MS));
+	for (int i = 0; i < 200 && !atomic_load(&r.done); i++)
+		poll(NULL, 0, 10);
+	/* Fatal: a removal still waiting cannot be joined. */
+	CU_ASSERT_FATAL(atomic_load(&r.done));
+	pthread_join(thr, NULL);
+	CU_ASSERT_EQUAL(r.rc, 0);
+	close(admin_fd);
+	th_teardown(th);
+	rewind(opts.log);
+	while (fgets(line, sizeof(line), opts.log))
+		logged |= strstr(line, "no H2CData for cid 42 within 200 ms of its R2T") != NULL;
+	CU_ASSERT(logged);
+	fclose(opts.log);
+}
+
 static void test_host_term_req_closes_quietly(void)
 {
 	struct th *th = th_setup(0);
@@ -2163,6 +2243,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_h2c_data_past_command_length),
 	UT_CASE(test_h2c_data_over_maxh2cdata),
 	UT_CASE(test_h2c_data_digest_mismatch),
+	UT_CASE(test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_go),
 	UT_CASE(test_host_term_req_closes_quietly),
 	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),
 	UT_CASE(test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header),
@@ -2175,4 +2256,5 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_reads_in_place_are_copied_unless_the_port_splices),
 	UT_CASE(test_write_of_128_kib_in_capsule),
 	UT_CASE(test_large_in_capsule_writes_land_in_the_namespace_unless_small_digested_or_refused),
-	UT_CASE(test_a_host_gone_inside_a_write_landing_in_place_lets_the_namespace_go))
+	UT_CASE(test_a_host_gone_inside_a_write_landing_in_place_lets_the_namespace_go),
+	UT_CASE(test_writes_by_r2t_land_in_the_namespace_unless_small_or_digested))
