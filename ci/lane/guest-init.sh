@@ -29,8 +29,10 @@
 # Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
 # ernicd, faults, lad, rdma, ctl: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column),
-# ernic.mdts=N (mdts= of the ernicd instance the suite cases run against; default ernicd's own, 5; the queues=8
-# instance keeps the default and its Identify is checked against it either way),
+# ernic.mdts=N|nvmet (mdts= of the ernicd instance the suite cases run against; default nvmet: the MDTS the
+# nvmet phase's target reported, so the ratios compare targets that split requests alike, or ernicd's own 5
+# when that phase did not run; the queues=8 instance keeps ernicd's default and its Identify is checked
+# against it either way),
 # ernic.cpus=LIST|all (ernicd --cpus of that instance and of the lad phase's; default the guest's last CPU
 # when it has more than one, so the target's threads keep off the CPU the host's fio, nvme-tcp io_work and
 # softirqs run on, as a target is given its own cores on a real machine; all: unpinned).
@@ -160,7 +162,7 @@ setup_system() {
 	RUNTIME=$(cmdline_opt ernic.runtime 1)
 	ROUNDS=$(cmdline_opt ernic.rounds 1)
 	COMMIT=$(cmdline_opt ernic.commit unknown)
-	ERNICD_MDTS=$(cmdline_opt ernic.mdts "")
+	ERNICD_MDTS=$(cmdline_opt ernic.mdts nvmet)
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus "")
 	if [ -z "$ERNICD_CPUS" ] && [ "$(nproc)" -gt 1 ]; then ERNICD_CPUS=$(($(nproc) - 1)); fi
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
@@ -592,6 +594,11 @@ phase_ernicd() {
 	local base dev2 busy n i now pid port_main
 	PHASE=ernicd
 	echo "ernicd start" >/run/lane-step
+	if [ "$ERNICD_MDTS" = nvmet ]; then
+		# Like for like: one 1 MiB read is one command on each target, or eight on each.
+		ERNICD_MDTS=$(awk '$1 == "mdts" && $2 == ":" { print $3; exit }' "$RESULTS/nvmet-id-ctrl.txt" 2>/dev/null)
+		log "ernicd takes nvmet-tcp's MDTS: ${ERNICD_MDTS:-none reported (nvmet phase skipped), its own 5}"
+	fi
 	truncate -s 64M /tmp/ernicd-ns2.img || fail "cannot create namespace file"
 	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" \
 		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}" \

@@ -10,8 +10,9 @@
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
-#        LANE_ERNICD_MDTS=N  mdts= of the ernicd the suite cases run against (default: ernicd's, 5; 0 = no limit,
-#                       as nvmet-tcp reports); the ratio table prints both targets' MDTS either way
+#        LANE_ERNICD_MDTS=N|nvmet  mdts= of the ernicd the suite cases run against (default nvmet: the MDTS
+#                       nvmet-tcp reported in the same guest, 0 = no limit, so both split requests alike; 5 is
+#                       ernicd's own default); the ratio table prints both targets' MDTS either way
 #        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd and the lad phase's (default: the guest's last
 #                       CPU; all: unpinned)
 #        LANE_CASES=SUITE/CASE[,SUITE/CASE]  only these suite cases (default: all of ci/lane/guest-init.sh's)
@@ -59,7 +60,8 @@ elapsed
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT"
 if [ -n "${LANE_ERNICD_MDTS:-}" ]; then
-	[[ $LANE_ERNICD_MDTS =~ ^([0-9]|1[0-9])$ ]] || die "LANE_ERNICD_MDTS must be an MDTS 0..19 (got '$LANE_ERNICD_MDTS')"
+	[[ $LANE_ERNICD_MDTS =~ ^([0-9]|1[0-9]|nvmet)$ ]] ||
+		die "LANE_ERNICD_MDTS must be an MDTS 0..19 or nvmet (got '$LANE_ERNICD_MDTS')"
 	APPEND="$APPEND ernic.mdts=$LANE_ERNICD_MDTS"
 fi
 if [ -n "${LANE_ERNICD_CPUS:-}" ]; then
