@@ -592,15 +592,24 @@ static void test_write_in_capsule(void)
 	th_teardown(th);
 }
 
-/* A write with its data in the capsule, sent cut after @split bytes (0: whole), then read back. */
-static void th_icd_write_read_back(struct th *th, uint64_t slba, uint8_t *wbuf, uint8_t *rbuf, uint32_t len,
+/*
+ * A write with its data in the capsule, sent cut after @split bytes (0:
+ * whole), or by R2T (@icd false), then read back; returns how many writes
+ * landed in the namespace in place meanwhile (h2c_in_place).
+ */
+static uint64_t th_write_read_back(struct th *th, uint64_t slba, uint8_t *wbuf, uint8_t *rbuf, uint32_t len, bool icd,
 				   uint32_t split)
 {
+	struct ernic_tcp_tx_stats before, after;
+
+	ernic_tcp_port_tx_stats(th->port, &before);
 	th->split_at = split;
-	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, slba, wbuf, len, true) == 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, slba, wbuf, len, icd) == 0);
 	th->split_at = 0;
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, slba, rbuf, len, false) == 0);
 	CU_ASSERT(!memcmp(wbuf, rbuf, len));
+	ernic_tcp_port_tx_stats(th->port, &after);
+	return after.h2c_in_place - before.h2c_in_place;
 }
 
 /*
@@ -612,19 +621,17 @@ static void th_icd_write_read_back(struct th *th, uint64_t slba, uint8_t *wbuf, 
 static void test_write_of_128_kib_in_capsule(void)
 {
 	static uint8_t wbuf[ERNIC_TCP_IN_CAPSULE_DATA], rbuf[ERNIC_TCP_IN_CAPSULE_DATA];
-	struct ernic_tcp_tx_stats before, after;
 	char path[] = "/tmp/ernic-tcp-ut-XXXXXX";
 	struct th *th = th_setup(0);
 	int admin_fd = th_io_queue_up(th, 0, 0);
+	uint64_t landed;
 	int fd;
 
 	for (uint32_t split = 0; split <= 72 + 70000; split += 72 + 70000) {
 		fill(wbuf, sizeof(wbuf), 11 + split);
-		ernic_tcp_port_tx_stats(th->port, &before);
-		th_icd_write_read_back(th, 512, wbuf, rbuf, sizeof(wbuf), split);
-		ernic_tcp_port_tx_stats(th->port, &after);
+		landed = th_write_read_back(th, 512, wbuf, rbuf, sizeof(wbuf), true, split);
 		if (split)
-			CU_ASSERT_EQUAL(after.h2c_in_place - before.h2c_in_place, 1);
+			CU_ASSERT_EQUAL(landed, 1);
 	}
 	close(admin_fd);
 	th_teardown(th);
@@ -637,9 +644,7 @@ static void test_write_of_128_kib_in_capsule(void)
 	g_ns_file = NULL;
 	admin_fd = th_io_queue_up(th, 0, 0);
 	fill(wbuf, sizeof(wbuf), 12);
-	th_icd_write_read_back(th, 512, wbuf, rbuf, sizeof(wbuf), 72 + 70000);
-	ernic_tcp_port_tx_stats(th->port, &after);
-	CU_ASSERT_EQUAL(after.h2c_in_place, 0);
+	CU_ASSERT_EQUAL(th_write_read_back(th, 512, wbuf, rbuf, sizeof(wbuf), true, 72 + 70000), 0);
 	close(admin_fd);
 	th_teardown(th);
 	unlink(path);
@@ -659,14 +664,10 @@ static void test_large_in_capsule_writes_land_in_the_namespace_unless_small_dige
 	struct th *th = th_setup(0);
 	int admin_fd = th_io_queue_up(th, 0, 0);
 
-	ernic_tcp_port_tx_stats(th->port, &a);
 	fill(wbuf, sizeof(wbuf), 21);
-	th_icd_write_read_back(th, 1024, wbuf, rbuf, sizeof(wbuf), 72 + 5000);
-	ernic_tcp_port_tx_stats(th->port, &b);
-	CU_ASSERT_EQUAL(b.h2c_in_place - a.h2c_in_place, 1);
-	th_icd_write_read_back(th, 2048, wbuf, rbuf, 8192, 72 + 3000);
+	CU_ASSERT_EQUAL(th_write_read_back(th, 1024, wbuf, rbuf, sizeof(wbuf), true, 72 + 5000), 1);
+	CU_ASSERT_EQUAL(th_write_read_back(th, 2048, wbuf, rbuf, 8192, true, 72 + 3000), 0);
 	ernic_tcp_port_tx_stats(th->port, &a);
-	CU_ASSERT_EQUAL(a.h2c_in_place, b.h2c_in_place);
 
 	/* 16 blocks from 8 before the end: LBA Out of Range, and the last 8 blocks untouched. */
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, end - 8, last, sizeof(last), false) == 0);
@@ -684,9 +685,7 @@ static void test_large_in_capsule_writes_land_in_the_namespace_unless_small_dige
 	CU_ASSERT_FATAL(th_attach(th) == 0);
 	admin_fd = th_io_queue_up(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE, 0);
 	fill(wbuf, sizeof(wbuf), 23);
-	th_icd_write_read_back(th, 1024, wbuf, rbuf, sizeof(wbuf), 72 + 4 + 5000);
-	ernic_tcp_port_tx_stats(th->port, &a);
-	CU_ASSERT_EQUAL(a.h2c_in_place, b.h2c_in_place);
+	CU_ASSERT_EQUAL(th_write_read_back(th, 1024, wbuf, rbuf, sizeof(wbuf), true, 72 + 4 + 5000), 0);
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -705,7 +704,7 @@ static void test_write_in_capsule_arriving_in_two_parts(void)
 	 */
 	for (uint32_t split = 72 + 4 + 1000; split <= 72 + 4 + 8192 + 2; split += 8192 + 2 - 1000) {
 		fill(wbuf, sizeof(wbuf), split);
-		th_icd_write_read_back(th, 300, wbuf, rbuf, sizeof(wbuf), split);
+		(void)th_write_read_back(th, 300, wbuf, rbuf, sizeof(wbuf), true, split);
 	}
 	close(admin_fd);
 	th_teardown(th);
@@ -800,6 +799,16 @@ static void *remover_main(void *arg)
 	return NULL;
 }
 
+/* The removal @thr runs is done within @ms, and succeeded; fatal otherwise, as a removal still waiting cannot be joined. */
+static void remover_join(struct remover *r, pthread_t thr, unsigned int ms)
+{
+	for (unsigned int i = 0; i < ms / 10 && !atomic_load(&r->done); i++)
+		poll(NULL, 0, 10);
+	CU_ASSERT_FATAL(atomic_load(&r->done));
+	pthread_join(thr, NULL);
+	CU_ASSERT_EQUAL(r->rc, 0);
+}
+
 /*
  * Data solicited by R2T lands in the namespace too, however many H2CData PDUs
  * bring it; below 16 KiB and under a data digest it goes through the buffer.
@@ -807,35 +816,21 @@ static void *remover_main(void *arg)
 static void test_writes_by_r2t_land_in_the_namespace_unless_small_or_digested(void)
 {
 	static uint8_t wbuf[64 * 1024], rbuf[64 * 1024];
-	struct ernic_tcp_tx_stats a, b;
 	struct th *th = th_setup(0);
 	int admin_fd = th_io_queue_up(th, 0, 0);
 
-	ernic_tcp_port_tx_stats(th->port, &a);
-	fill(wbuf, sizeof(wbuf), 31);
 	/* Sixteen 4 KiB H2CData PDUs. */
-	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1536, wbuf, sizeof(wbuf), false) == 0);
-	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1536, rbuf, sizeof(rbuf), false) == 0);
-	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
-	ernic_tcp_port_tx_stats(th->port, &b);
-	CU_ASSERT_EQUAL(b.h2c_in_place - a.h2c_in_place, 1);
+	fill(wbuf, sizeof(wbuf), 31);
+	CU_ASSERT_EQUAL(th_write_read_back(th, 1536, wbuf, rbuf, sizeof(wbuf), false, 0), 1);
 	fill(wbuf, sizeof(wbuf), 32);
-	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1700, wbuf, 8192, false) == 0);
-	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1700, rbuf, 8192, false) == 0);
-	CU_ASSERT(!memcmp(wbuf, rbuf, 8192));
-	ernic_tcp_port_tx_stats(th->port, &a);
-	CU_ASSERT_EQUAL(a.h2c_in_place, b.h2c_in_place);
+	CU_ASSERT_EQUAL(th_write_read_back(th, 1700, wbuf, rbuf, 8192, false, 0), 0);
 	close(admin_fd);
 	close(th->fd);
 
 	CU_ASSERT_FATAL(th_attach(th) == 0);
 	admin_fd = th_io_queue_up(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE, 0);
 	fill(wbuf, sizeof(wbuf), 33);
-	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 1536, wbuf, sizeof(wbuf), false) == 0);
-	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1536, rbuf, sizeof(rbuf), false) == 0);
-	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
-	ernic_tcp_port_tx_stats(th->port, &b);
-	CU_ASSERT_EQUAL(b.h2c_in_place, a.h2c_in_place);
+	CU_ASSERT_EQUAL(th_write_read_back(th, 1536, wbuf, rbuf, sizeof(wbuf), false, 0), 0);
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -876,12 +871,7 @@ static void test_a_host_gone_inside_a_write_landing_in_place_lets_the_namespace_
 		poll(NULL, 0, 10);
 	CU_ASSERT_EQUAL(ernic_tcp_port_nr_conns(th->port), 1);
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
-	for (int i = 0; i < 500 && !atomic_load(&r.done); i++)
-		poll(NULL, 0, 10);
-	/* Fatal: a removal still waiting cannot be joined. */
-	CU_ASSERT_FATAL(atomic_load(&r.done));
-	pthread_join(thr, NULL);
-	CU_ASSERT_EQUAL(r.rc, 0);
+	remover_join(&r, thr, 5000);
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -1921,12 +1911,7 @@ static void test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_
 	poll(NULL, 0, SHORT_IDLE_MS / 4);
 	CU_ASSERT_FALSE(atomic_load(&r.done));
 	CU_ASSERT(closed_within(th->fd, 20 * SHORT_IDLE_MS));
-	for (int i = 0; i < 200 && !atomic_load(&r.done); i++)
-		poll(NULL, 0, 10);
-	/* Fatal: a removal still waiting cannot be joined. */
-	CU_ASSERT_FATAL(atomic_load(&r.done));
-	pthread_join(thr, NULL);
-	CU_ASSERT_EQUAL(r.rc, 0);
+	remover_join(&r, thr, 2000);
 	close(admin_fd);
 	th_teardown(th);
 	rewind(opts.log);
