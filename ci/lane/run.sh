@@ -16,6 +16,8 @@
 #        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd and the lad phase's (default: the guest's last
 #                       CPU; all: unpinned)
 #        LANE_CASES=SUITE/CASE[,SUITE/CASE]  only these suite cases (default: all of ci/lane/guest-init.sh's)
+#        LANE_CPU_SPLIT=1  run the suite cases one suites/run each and log where each vCPU's time went during
+#                       each case, and ernicd's CPU ticks (default 0: one suites/run for all, quicker)
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
@@ -68,6 +70,10 @@ if [ -n "${LANE_ERNICD_CPUS:-}" ]; then
 	[[ $LANE_ERNICD_CPUS =~ ^(all|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$ ]] ||
 		die "LANE_ERNICD_CPUS must be a CPU list such as 1 or 0-1, or all (got '$LANE_ERNICD_CPUS')"
 	APPEND="$APPEND ernic.cpus=$LANE_ERNICD_CPUS"
+fi
+if [ -n "${LANE_CPU_SPLIT:-}" ]; then
+	[[ $LANE_CPU_SPLIT =~ ^[01]$ ]] || die "LANE_CPU_SPLIT must be 0 or 1 (got '$LANE_CPU_SPLIT')"
+	APPEND="$APPEND ernic.cpusplit=$LANE_CPU_SPLIT"
 fi
 if [ -n "${LANE_CASES:-}" ]; then
 	[[ $LANE_CASES =~ ^[a-z0-9-]+/[a-z0-9-]+(,[a-z0-9-]+/[a-z0-9-]+)*$ ]] ||
