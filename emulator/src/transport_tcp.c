@@ -181,7 +181,7 @@ struct tcp_req {
 	uint8_t *h2c_buf;
 	uint32_t r2t_len;  /* bytes the R2T solicited, received at h2c_buf */
 	uint32_t h2c_rcvd; /* of which arrived */
-	uint64_t h2c_wait_ns; /* the R2T was sent, or its last H2CData came (when the PDU before it ended) */
+	uint64_t h2c_wait_ns; /* pdu_start_ns of the capsule that got the R2T, or of its last H2CData */
 	bool ns_mem;	   /* holds namespace memory: a read sent from it, or a write landing in it */
 	uint32_t c2h_len;  /* controller to host bytes to send from c2h_data */
 	const uint8_t *c2h_data; /* buf, or namespace memory sent in place (tcp_map_c2h_in_place()) */

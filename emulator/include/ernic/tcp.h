@@ -37,9 +37,9 @@ struct ernic_tcp_port;
  * @c2h_spliced: C2HData PDUs of such reads whose data, 16 KiB or more, the
  *	socket took by reference (vmsplice() and splice(), with
  *	ernic_tcp_port_opts.c2h_splice): not copied at all
- * @h2c_in_place: the one receive-side count here: writes whose in-capsule
- *	data, 16 KiB or more and no data digest, was received straight into a
- *	RAM namespace instead of a buffer copied into it
+ * @h2c_in_place: the one receive-side count here: writes whose data, 16 KiB
+ *	or more, in the capsule or by R2T, and no data digest, was received
+ *	straight into a RAM namespace instead of a buffer copied into it
  */
 struct ernic_tcp_tx_stats {
 	uint64_t pdus;
