@@ -166,8 +166,8 @@ setup_system() {
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus "")
 	if [ -z "$ERNICD_CPUS" ] && [ "$(nproc)" -gt 1 ]; then ERNICD_CPUS=$(($(nproc) - 1)); fi
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
-	# A subset of the suite cases, for a quicker look at a few (the lane's verdict still covers what ran).
 	CPU_SPLIT=$(cmdline_opt ernic.cpusplit 0)
+	# A subset of the suite cases, for a quicker look at a few (the lane's verdict still covers what ran).
 	CASES=$(cmdline_opt ernic.cases "")
 	if [ -n "$CASES" ]; then SUITE_CASES=$(echo "$CASES" | tr , " "); fi
 	(
@@ -335,29 +335,30 @@ cpu_report() { # cpu_report CASE BEFORE AFTER: where each CPU's time went during
 		print line }'
 }
 
+suites_run() { # suites_run CASE...: one suites/run of them on $DEV, with run_suites' $backend and $dir
+	local rc
+	echo "$PHASE suites/run $*" >/run/lane-step
+	rc=0
+	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport "$SUITES_TRANSPORT" \
+		--runtime "$RUNTIME" --backend "$backend" --csv-dir "$dir" || rc=$?
+	[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($*)"
+}
+
 run_suites() { # run_suites BACKEND-LABEL CSV-DIR CASE...: suites/run on $DEV, fail the lane if a case fails
-	local backend dir rc c before
+	local backend dir c before
 	backend=$1
 	dir=$2
 	shift 2
 	log "suites/run $* --target $DEV --transport $SUITES_TRANSPORT --runtime $RUNTIME --backend '$backend'"
 	if [ "$CPU_SPLIT" != 1 ]; then
-		echo "$PHASE suites/run $*" >/run/lane-step
-		rc=0
-		ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport "$SUITES_TRANSPORT" \
-			--runtime "$RUNTIME" --backend "$backend" --csv-dir "$dir" || rc=$?
-		[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($*)"
+		suites_run "$@"
 		return 0
 	fi
 	# One case at a time (a start-up of suites/run each, about 2 s under TCG), so the log says where the CPUs'
 	# time went in each: a case bound by one CPU shows.
 	for c in "$@"; do
-		echo "$PHASE suites/run $c" >/run/lane-step
 		before=$(cpu_ticks)
-		rc=0
-		ERNIC_COMMIT=$COMMIT /ernic/suites/run "$c" --target "$DEV" --transport "$SUITES_TRANSPORT" \
-			--runtime "$RUNTIME" --backend "$backend" --csv-dir "$dir" || rc=$?
-		[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($c)"
+		suites_run "$c"
 		log "$(cpu_report "$c" "$before" "$(cpu_ticks)")"
 	done
 }
