@@ -1,7 +1,7 @@
 #!/bin/bash
 # Build the lane's guest: a Debian kernel (its ELF, for a fast boot under TCG) and an uncompressed cpio initramfs
 # holding busybox, kmod, nvme-cli, fio, jq, ss, the NVMe/TCP host and target modules, the suites, and ernicd,
-# ernicctl and nvmf_tcp_load if built.
+# ernicctl, nvmf_tcp_load and tcp_rtt if built.
 # suites/run needs bash and GNU date (busybox date has no %N); busybox provides the rest of what it calls.
 #
 # The lane's integrity case is suites/integrity/ram-8m.fio (8 MiB, not ram.fio's 512 MiB: that many 4 KiB writes
@@ -11,6 +11,7 @@
 # Env:   ERNICD=PATH   ernicd binary to include (default build/ernicd, included only if executable)
 #        ERNICCTL=PATH ernicctl binary to include (default build/ernicctl, only if executable)
 #        LOAD_TOOL=PATH  nvmf_tcp_load binary to include (default build/nvmf_tcp_load, only if executable)
+#        RTT_TOOL=PATH  tcp_rtt binary to include (default build/tcp_rtt, only if executable)
 #        LANE_OUT=DIR  output directory (default build/lane)
 # Out:   $LANE_OUT/vmlinux, $LANE_OUT/initramfs.cpio, $LANE_OUT/kernel-release
 # The kernel .deb is kept in $LANE_OUT/cache; the initramfs is rebuilt only when one of its inputs changes.
@@ -28,6 +29,7 @@ LOAD_TOOL=${LOAD_TOOL:-$ROOT/build/nvmf_tcp_load}
 ENGINE_SO=${ENGINE_SO:-$ROOT/build/ernic-fio.so} # the fio engine (the passthru phase and suites/run on /dev/ng0n1)
 ERNICCTL=${ERNICCTL:-$ROOT/build/ernicctl} # the ctl phase's and the blktests lane's control requests
 RDMA_SGL_TOOL=${RDMA_SGL_TOOL:-$ROOT/build/nvmf_rdma_sgl} # the RDMA phase's keyed SGL cases, when built
+RTT_TOOL=${RTT_TOOL:-$ROOT/build/tcp_rtt} # a bare loopback TCP round trip, printed beside the ratios
 SUITES=$ROOT/suites
 META=linux-image-amd64
 # Modules the guest loads; modprobe adds their dependencies. The crc32c providers are requested by name at run
@@ -131,7 +133,7 @@ done
 LIBS=""
 for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ) \
 	$( [ -x "$RDMA_SGL_TOOL" ] && echo "$RDMA_SGL_TOOL" ) $( [ -f "$ENGINE_SO" ] && echo "$ENGINE_SO" ) \
-	$( [ -x "$ERNICCTL" ] && echo "$ERNICCTL" ); do
+	$( [ -x "$ERNICCTL" ] && echo "$ERNICCTL" ) $( [ -x "$RTT_TOOL" ] && echo "$RTT_TOOL" ); do
 	out=$(ldd "$t" 2>/dev/null) || continue
 	for l in $(printf '%s\n' "$out" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
 		case " $LIBS " in *" $l "*) ;; *) LIBS="$LIBS $l" ;; esac
@@ -153,6 +155,7 @@ manifest() {
 	[ ! -f "$ENGINE_SO" ] || sha256sum "$ENGINE_SO"
 	[ ! -x "$RDMA_SGL_TOOL" ] || sha256sum "$RDMA_SGL_TOOL"
 	[ ! -x "$ERNICCTL" ] || sha256sum "$ERNICCTL"
+	[ ! -x "$RTT_TOOL" ] || sha256sum "$RTT_TOOL"
 	if [ -d "$SUITES" ]; then
 		(cd "$SUITES" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 	fi
@@ -205,6 +208,10 @@ fi
 if [ -x "$ERNICCTL" ]; then
 	put "$ERNICCTL" /usr/bin/ernicctl
 	chmod 755 "$R/usr/bin/ernicctl"
+fi
+if [ -x "$RTT_TOOL" ]; then
+	put "$RTT_TOOL" /usr/bin/tcp_rtt
+	chmod 755 "$R/usr/bin/tcp_rtt"
 fi
 if [ "$HAVE_LOAD_TOOL" = yes ]; then
 	put "$LOAD_TOOL" /usr/bin/nvmf_tcp_load

@@ -549,6 +549,18 @@ phase_nvmet() {
 	nvmet_stop
 }
 
+# What a bare exchange between two processes over this guest's loopback costs, with no NVMe in it: the least a
+# target in userspace pays per command at queue depth 1, printed beside the ratios (nvmet-tcp, in the kernel, does
+# not pay it). Logged, not judged: "ERNIC-LANE-RTT <tcp_rtt's line>".
+tcp_rtt_report() {
+	PHASE=rtt
+	local out line
+	[ -x /bin/tcp_rtt ] || { log "no /bin/tcp_rtt in this guest: no bare round trip measured"; return 0; }
+	log "tcp_rtt"
+	out=$(tcp_rtt 2>&1) || { log "tcp_rtt failed: $out"; return 0; }
+	printf '%s\n' "$out" | while IFS= read -r line; do echo "ERNIC-LANE-RTT $line"; done
+}
+
 # ---------------------------------------------------------------------------------------------------------------
 # target 2: ernicd, when the initramfs has it
 
@@ -1023,6 +1035,7 @@ case "$skip" in
 *,nvmet,*) log "nvmet phase skipped (ernic.skip)" ;;
 *) phase_nvmet ;;
 esac
+tcp_rtt_report
 PHASE=ernicd
 if [ ! -x /bin/ernicd ]; then
 	log "ernicd phases skipped: no /bin/ernicd in this guest"

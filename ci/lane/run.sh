@@ -223,6 +223,15 @@ printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS
 				(nl[c] + 0 > 0 ? el[c] / nl[c] : 0)
 		}
 	}' >"$RATIOS"
+# The guest's bare loopback round trip between two processes (tcp_rtt_report in guest-init.sh), beside qdepth/qd1.
+if grep -q '^ERNIC-LANE-RTT ' "$LOG"; then
+	{
+		echo "a bare loopback TCP exchange between two processes in this guest, no NVMe in it: a queue depth 1"
+		echo "I/O to ernicd is one such exchange plus the NVMe work of host and target; to nvmet-tcp it never"
+		echo "leaves fio's process (compare with qdepth/qd1's latencies):"
+		grep '^ERNIC-LANE-RTT ' "$LOG" | sed 's/^ERNIC-LANE-RTT /  /'
+	} >>"$RATIOS"
+fi
 
 cat "$RES/summary.txt"
 echo
