@@ -1303,9 +1303,14 @@ static int tcp_handle_icreq(struct tcp_conn *conn)
 static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uint32_t pad, uint32_t datal)
 {
 	struct tcp_req tmp = { .conn = conn };
+	uint32_t crc = 0;
 	int rc;
 
-	/* The in-capsule data still has to be read past (and its digest checked). */
+	/*
+	 * The in-capsule data still has to be read past, and its digest checked:
+	 * a digest error is fatal whether or not the command could have run
+	 * (tcp_check_ddgst()), or a corrupted stream would go on unnoticed.
+	 */
 	for (uint32_t left = datal; left;) {
 		uint32_t n = MIN(left, (uint32_t)sizeof(conn->scratch));
 
@@ -1316,12 +1321,18 @@ static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uin
 		rc = tcp_recv_full(conn, conn->scratch, n, false);
 		if (rc)
 			return rc;
+		if (conn->ddgst)
+			crc = ernic_crc32c(crc, conn->scratch, n);
 		left -= n;
 	}
 	if (datal && conn->ddgst) {
-		rc = tcp_recv_full(conn, conn->scratch, NVME_TCP_DIGEST_LEN, false);
+		uint32_t rcvd;
+
+		rc = tcp_recv_full(conn, &rcvd, sizeof(rcvd), false);
 		if (rc)
 			return rc;
+		if (rcvd != crc)
+			return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
 	}
 	tmp.req.sqe = *sqe;
 	tmp.req.sq = &conn->sq;

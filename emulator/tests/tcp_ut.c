@@ -1775,6 +1775,50 @@ static void test_data_digest_mismatch_in_capsule(void)
 	th_teardown(th);
 }
 
+/*
+ * A command refused for want of a slot still has its in-capsule data read
+ * past: a data digest that does not match it ends the connection, as for a
+ * command that runs, rather than a CapsuleResp that hides a corrupted stream.
+ */
+static void test_data_digest_mismatch_refused_command(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, NVME_TCP_DATA_DIGEST_ENABLE, CATTR_DISABLE_SQFLOW);
+	struct {
+		struct nvme_tcp_cmd_pdu cmd;
+		uint8_t data[BS];
+		uint32_t ddgst;
+	} __attribute__((packed)) pdu = { .cmd.hdr = { .type = NVME_TCP_CMD, .flags = NVME_TCP_F_DDGST, .hlen = 72,
+						       .pdo = 72, .plen = 72 + BS + 4 } };
+	uint16_t cid;
+
+	/* Every slot held by a write waiting for the data its R2T asked for. */
+	for (cid = 0; cid < ERNIC_DEFAULT_QUEUE_SIZE; cid++) {
+		struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+
+		cmd.cmd.opc = NVME_CMD_WRITE;
+		cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+		cmd.cmd.cid = cid;
+		cmd.cmd.nsid = 1;
+		cmd.cmd.dptr.unkeyed.length = BS;
+		cmd.cmd.dptr.id = SGL_TRANSPORT;
+		th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_R2T);
+	}
+	pdu.cmd.cmd.opc = NVME_CMD_WRITE;
+	pdu.cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	pdu.cmd.cmd.cid = cid;
+	pdu.cmd.cmd.nsid = 1;
+	pdu.cmd.cmd.dptr.id = SGL_ICD;
+	pdu.cmd.cmd.dptr.unkeyed.length = BS;
+	fill(pdu.data, sizeof(pdu.data), 3);
+	pdu.ddgst = ~ernic_crc32c(0, pdu.data, sizeof(pdu.data));
+	CU_ASSERT(write_all(th->fd, &pdu, sizeof(pdu)) == 0);
+	expect_term(th, NVME_TCP_FES_HDR_DIGEST_ERR, pdu.ddgst, &pdu.cmd, sizeof(pdu.cmd));
+	close(admin_fd);
+	th_teardown(th);
+}
+
 /* A write left waiting for data after its R2T; returns the R2T. */
 static struct nvme_tcp_r2t_pdu th_write_until_r2t(struct th *th, uint32_t len)
 {
@@ -2223,6 +2267,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_header_digest_mismatch),
 	UT_CASE(test_header_digest_flag_missing),
 	UT_CASE(test_data_digest_mismatch_in_capsule),
+	UT_CASE(test_data_digest_mismatch_refused_command),
 	UT_CASE(test_h2c_data_unknown_ttag),
 	UT_CASE(test_h2c_data_unknown_cccid),
 	UT_CASE(test_h2c_data_past_command_length),
