@@ -24,8 +24,9 @@
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
-#        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does) and LANE_CSV_DIR/lane-ratio.csv
-#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio); the lad phase's raw traces in
+#        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does), LANE_CSV_DIR/lane-ratio.csv
+#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,...) and LANE_CSV_DIR/lane-rtt.csv (the guest's
+#        bare loopback TCP round trips, tcp_rtt); the lad phase's raw traces in
 #        build/lane/results/files/lad/<target>/, its tables in build/lane/lad.txt and, on a pass, rows appended to
 #        LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
 # Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
@@ -382,5 +383,15 @@ printf '%s
 					rounds, emdts, nmdts, cpus
 		}
 	}' >>"$CSV_DIR/lane-ratio.csv"
+# The guest's bare round trips (tcp_rtt), a row per placement: a change of the machine under the lane (QEMU, the
+# host's load) shows here before it is read as a change of ernicd in the ratios.
+if grep -q '^ERNIC-LANE-RTT tcp_rtt: .*: median ' "$LOG"; then
+	csv_ready "$CSV_DIR/lane-rtt.csv" lane-rtt || die "no round trips appended"
+	grep '^ERNIC-LANE-RTT tcp_rtt: .*: median ' "$LOG" | sed -E -n \
+		's/^ERNIC-LANE-RTT tcp_rtt: (.*): median ([0-9.]+) us, p90 ([0-9.]+) us \(([0-9]+) exchanges, ([0-9]+) B out, ([0-9]+) B back\)$/\1\t\2\t\3\t\4\t\5\t\6/p' |
+		awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" '
+			{ printf "\"%s\",\"%s\",\"%s\",%s,%s,%s,%s,%s\n", ts, commit, $1, $2, $3, $4, $5, $6 }' \
+			>>"$CSV_DIR/lane-rtt.csv"
+fi
 echo "lane: PASS: $n rows appended under ${CSV_DIR#"$ROOT"/}, ratios in $RATIOS and ${CSV_DIR#"$ROOT"/}/lane-ratio.csv"
 echo "lane: console $LOG, results $RES"
