@@ -1,12 +1,13 @@
 #!/bin/sh
 # /init of the lane's guest: the Linux NVMe/TCP initiator (nvme-tcp, nvme-cli, fio on a block device) against
-# the kernel's nvmet-tcp target and, when /bin/ernicd is in the initramfs, against ernicd; both listen on the
-# guest's 127.0.0.1:4420 (the guest has no network device).
+# the kernel's nvmet-tcp target and, when /bin/ernicd is in the initramfs, against ernicd; they listen on the
+# guest's 127.0.0.1:4422 and 127.0.0.1:4420 (the guest has no network device).
 #
 # Each target goes through the same sequence: discover, connect (-i 8 -W 8), nvme-cli identify and log pages,
-# queue_count against min(2*min(C,cpus),C)+1 (a shortfall is logged), the same suites/run cases on /dev/nvme0n1
+# queue_count against min(2*min(C,cpus),C)+1 (a shortfall is logged), the same suites/run cases on its namespace 1
 # (SUITE_CASES: the 512-byte and 1 KiB sub-block cases must fail with EINVAL, integrity/ram-8m is a crc32c
-# verify), a reconnect with header and data digests and the integrity case again, disconnect. ernicd also has its
+# verify; with both targets connected, taking turns round by round: paired_rounds), a reconnect with header and
+# data digests and the integrity case again, disconnect. ernicd also has its
 # id-ctrl fields checked against the emulator's, a file namespace checked, 20 connect/disconnect rounds with its
 # counters back at rest, and a second instance started with queues=8 for the queue_count check at C=8.
 #
@@ -44,7 +45,11 @@ export PATH
 
 ADDR=127.0.0.1
 PORT=4420 # the port connect, discover and wait_listen use: the current target's
+PORT_MAIN=4420
 PORT_Q8=4421
+PORT_NVMET=4422 # nvmet-tcp's, while it and ernicd take turns at the suite cases (paired_rounds)
+NVMET_DEV=""    # namespace 1 of each target in the suite rounds; empty: that phase left out
+ERNICD_DEV=""
 NQN_NVMET=nqn.2024-01.org.ernic:lane-nvmet
 NQN_ERNICD=nqn.2024-01.org.ernic:lane-ernicd
 NQN_ERNICD_Q8=nqn.2024-01.org.ernic:lane-ernicd-q8
@@ -429,7 +434,8 @@ expect_einval_512() { # expect_einval_512 DEVICE: a 512-byte O_DIRECT read on a 
 # ---------------------------------------------------------------------------------------------------------------
 # the sequence every target goes through
 
-exercise() { # exercise NQN C BACKEND-LABEL: C = I/O queues the target was started with
+exercise_setup() { # exercise_setup NQN C BACKEND-LABEL: C = I/O queues the target was started with; leaves
+	# the controller connected, DEV its namespace 1 and SUITE_BACKEND the rows' backend column (with the MDTS)
 	local nqn c backend cmd target v
 	nqn=$1
 	c=$2
@@ -476,14 +482,36 @@ exercise() { # exercise NQN C BACKEND-LABEL: C = I/O queues the target was start
 	[ -n "$v" ] || fail "get-feature -f 7 printed no current value"
 	log "number of queues: $((((v >> 16) & 0xffff) + 1)) completion, $(((v & 0xffff) + 1)) submission"
 	check_queue_count "$c"
+	SUITE_BACKEND=$backend
+}
 
-	# Each round appends its rows; ci/lane/run.sh takes the median per case.
+# The suite cases' rounds, with every target of the run connected at once (NVMET_DEV, ERNICD_DEV; an empty one
+# is a phase left out) and the targets taking turns round by round, the order reversed every other round (nvmet,
+# ernicd, ernicd, nvmet, ...). The machine under the guest is shared and its speed drifts over minutes: run
+# back to back, 3 rounds of one target and then 3 of the other measured the drift as much as the targets. Each
+# round appends its rows; ci/lane/run.sh takes the median per case.
+paired_rounds() {
+	local r order t
 	for r in $(seq "$ROUNDS"); do
-		log "suite cases, round $r of $ROUNDS"
-		# shellcheck disable=SC2086 # word lists
-		run_suites "$backend" "$RESULTS/csv/$PHASE" $SUITE_CASES
+		order="nvmet ernicd"
+		if [ $((r % 2)) -eq 0 ]; then order="ernicd nvmet"; fi
+		for t in $order; do
+			case "$t" in
+			nvmet) [ -n "$NVMET_DEV" ] || continue; DEV=$NVMET_DEV; SUITE_BACKEND=$NVMET_BACKEND ;;
+			ernicd) [ -n "$ERNICD_DEV" ] || continue; DEV=$ERNICD_DEV; SUITE_BACKEND=$ERNICD_BACKEND ;;
+			esac
+			PHASE=$t
+			log "suite cases, round $r of $ROUNDS"
+			# shellcheck disable=SC2086 # word lists
+			run_suites "$SUITE_BACKEND" "$RESULTS/csv/$PHASE" $SUITE_CASES
+		done
 	done
+}
 
+exercise_finish() { # exercise_finish NQN BACKEND: disconnect, the digest cases over a reconnect, the CSV files out
+	local nqn backend
+	nqn=$1
+	backend=$2
 	echo "$PHASE reconnect with digests" >/run/lane-step
 	log "disconnect"
 	disconnect "$nqn"
@@ -542,11 +570,23 @@ nvmet_stop() {
 	log "nvmet-tcp target removed"
 }
 
-phase_nvmet() {
+# nvmet-tcp listens on a port of its own, so that it can stay up through ernicd's part of the suite rounds.
+nvmet_open() {
 	PHASE=nvmet
+	PORT=$PORT_NVMET
 	nvmet_start
-	exercise "$NQN_NVMET" "$NVMET_C" "nvmet-tcp:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_C"
+	exercise_setup "$NQN_NVMET" "$NVMET_C" "nvmet-tcp:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_C"
+	NVMET_DEV=$DEV
+	NVMET_BACKEND=$SUITE_BACKEND
+	PORT=$PORT_MAIN
+}
+
+nvmet_close() {
+	PHASE=nvmet
+	PORT=$PORT_NVMET
+	exercise_finish "$NQN_NVMET" "$NVMET_BACKEND"
 	nvmet_stop
+	PORT=$PORT_MAIN
 }
 
 # What a bare exchange between two processes over this guest's loopback costs, with no NVMe in it: the least a
@@ -613,8 +653,7 @@ stop_ernicd() { # stop_ernicd PID NAME: SIGTERM, wait up to 10 s, fail unless it
 	log "$2 exited 0 on SIGTERM"
 }
 
-phase_ernicd() {
-	local base dev2 busy n i now pid port_main
+ernicd_open() {
 	PHASE=ernicd
 	echo "ernicd start" >/run/lane-step
 	if [ "$ERNICD_MDTS" = nvmet ]; then
@@ -635,14 +674,25 @@ phase_ernicd() {
 	wait_listen "$ERNICD_PID"
 	log "ernicd listening on $ADDR:$PORT (pid $ERNICD_PID)"
 
-	base=$(ernicd_counters baseline)
-	log "counters at rest (mr_in_use controllers io_queues): $base"
-	case "$base" in *-1*) fail "ernicd counters lack mr_in_use, controllers or io_queues: $(cat "$ERNICD_STATS")" ;; esac
+	ERNICD_AT_REST=$(ernicd_counters baseline)
+	log "counters at rest (mr_in_use controllers io_queues): $ERNICD_AT_REST"
+	case "$ERNICD_AT_REST" in
+	*-1*) fail "ernicd counters lack mr_in_use, controllers or io_queues: $(cat "$ERNICD_STATS")" ;;
+	esac
 
-	exercise "$NQN_ERNICD" "$QUEUES" "ernicd:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES"
+	exercise_setup "$NQN_ERNICD" "$QUEUES" "ernicd:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES"
+	ERNICD_DEV=$DEV
+	ERNICD_BACKEND=$SUITE_BACKEND
+}
+
+ernicd_close() {
+	local base dev2 busy n i now pid port_main
+	PHASE=ernicd
+	base=$ERNICD_AT_REST
+	exercise_finish "$NQN_ERNICD" "$ERNICD_BACKEND"
 
 	# Namespace 2 is file-backed: the sub-block read and the integrity case on it too. Its rows stay in the guest
-	# (the lane's CSV rows are /dev/nvme0n1's, with an nvmet-tcp counterpart).
+	# (the lane's CSV rows are namespace 1's, with an nvmet-tcp counterpart).
 	echo "ernicd file namespace" >/run/lane-step
 	connect "$NQN_ERNICD"
 	dev2=$(ns_dev "$NQN_ERNICD" 2)
@@ -1031,19 +1081,24 @@ done
 
 setup_system
 skip=,$(cmdline_opt ernic.skip none),
-case "$skip" in
-*,nvmet,*) log "nvmet phase skipped (ernic.skip)" ;;
-*) phase_nvmet ;;
-esac
 tcp_rtt_report
-PHASE=ernicd
+run_nvmet=1
+run_ernicd=1
+case "$skip" in *,nvmet,*) log "nvmet phase skipped (ernic.skip)"; run_nvmet=0 ;; esac
 if [ ! -x /bin/ernicd ]; then
 	log "ernicd phases skipped: no /bin/ernicd in this guest"
-else
-	case "$skip" in
-	*,ernicd,*) log "ernicd phase skipped (ernic.skip)" ;;
-	*) phase_ernicd ;;
-	esac
+	run_ernicd=0
+fi
+case "$skip" in *,ernicd,*) log "ernicd phase skipped (ernic.skip)"; run_ernicd=0 ;; esac
+# The nvmet and ernicd phases: each target set up and checked, then the suite rounds taken in turns with both
+# connected, then each target's digest cases and the rest of its checks.
+if [ "$run_nvmet" = 1 ]; then nvmet_open; fi
+if [ "$run_ernicd" = 1 ]; then ernicd_open; fi
+paired_rounds
+if [ "$run_nvmet" = 1 ]; then nvmet_close; fi
+if [ "$run_ernicd" = 1 ]; then ernicd_close; fi
+PHASE=ernicd
+if [ -x /bin/ernicd ]; then
 	case "$skip" in
 	*,faults,*) log "faults phase skipped (ernic.skip)" ;;
 	*)

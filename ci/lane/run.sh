@@ -1,9 +1,10 @@
 #!/bin/bash
 # The /dev/nvme lane: build the guest, boot it under QEMU (TCG, no network device), let its /init run the Linux
 # NVMe/TCP initiator against the kernel's nvmet-tcp target (and ernicd when built), and judge by its marker line.
-# The guest runs the same suites/run cases on /dev/nvme0n1 against both targets (see ci/lane/guest-init.sh) and
-# prints their CSV files on the console; this script takes them back, prints ernicd / nvmet-tcp per case (IOPS and
-# mean latency: under TCG only the ratio means anything) and, if the lane passed, appends the rows to the results.
+# The guest runs the same suites/run cases on namespace 1 of both targets, round by round in turns (see
+# ci/lane/guest-init.sh, paired_rounds), and prints their CSV files on the console; this script takes them back,
+# prints ernicd / nvmet-tcp per case (IOPS and mean latency: under TCG only the ratio means anything) and, if the
+# lane passed, appends the rows to the results.
 #
 # Usage: ci/lane/run.sh
 # Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 30 s earlier)
@@ -200,19 +201,44 @@ phase_mdts() {
 		b && csvsplit($0, f) == nh && match(f[b], /,mdts=[0-9]+/) { print substr(f[b], RSTART + 6, RLENGTH - 6); exit }'
 }
 
+# Round by round, ernicd / nvmet-tcp of the two rows the targets made one after the other (the guest runs them in
+# turns): "case<TAB>r1 r2 ...", how far the rounds agree. A case whose rounds disagree by more than the distance of
+# its median from 1.0 has not been decided by this run.
+ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
+	NF == 5 && ($1 == "nvmet" || $1 == "ernicd") {
+		c[$1, $2]++
+		v[$1, $2, c[$1, $2]] = $3
+		if ($1 == "nvmet" && !($2 in seen)) { seen[$2] = 1; order[++k] = $2 }
+	}
+	END {
+		for (i = 1; i <= k; i++) {
+			key = order[i]
+			r = c["nvmet", key] < c["ernicd", key] ? c["nvmet", key] : c["ernicd", key]
+			line = ""
+			for (j = 1; j <= r; j++)
+				line = line (j > 1 ? " " : "") (v["nvmet", key, j] + 0 > 0 ? sprintf("%.2f", v["ernicd", key, j] / v["nvmet", key, j]) : "n/a")
+			if (r) printf "%s\t%s\n", key, line
+		}
+	}')
+
 # ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data: medians over the rounds.
 RATIOS=$OUT/ratios.txt
 ERNICD_MDTS=$(phase_mdts ernicd || true)
 NVMET_MDTS=$(phase_mdts nvmet || true)
-printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" '
+{
+	printf '%s\n' "$MEDIANS"
+	printf '%s\n' "$ROUND_RATIOS" | sed 's/^/rounds\t/'
+} | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
+	$1 == "rounds" { rr[$2] = $3 }
 	END {
-		printf "medians of %d round%s per target, same guest\n", rounds, (rounds > 1 ? "s" : "")
+		printf "medians of %d round%s per target, same guest%s\n", rounds, (rounds > 1 ? "s" : ""),
+			(rounds > 1 ? ", the targets taking turns round by round" : "")
 		printf "MDTS (Identify Controller; 0: no limit): ernicd %s, nvmet-tcp %s\n", (emdts == "" ? "?" : emdts),
 			(nmdts == "" ? "?" : nmdts)
-		printf "%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
-			"ernicd lat us", "nvmet lat us", "ratio"
+		printf "%-34s %11s %11s %8s %14s %14s %8s  %s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
+			"ernicd lat us", "nvmet lat us", "ratio", "IOPS ratio per round"
 		for (i = 1; i <= k; i++) {
 			c = order[i]
 			if (!(c in e)) continue
@@ -220,8 +246,8 @@ printf '%s\n' "$MEDIANS" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS
 				printf "%-34s %11s %11s %8s %14s %14s %8s\n", c, e[c], n[c], "n/a", "-", "-", "n/a"
 				continue
 			}
-			printf "%-34s %11s %11s %8.2f %14s %14s %8.2f\n", c, e[c], n[c], e[c] / n[c], el[c], nl[c],
-				(nl[c] + 0 > 0 ? el[c] / nl[c] : 0)
+			printf "%-34s %11s %11s %8.2f %14s %14s %8.2f  %s\n", c, e[c], n[c], e[c] / n[c], el[c], nl[c],
+				(nl[c] + 0 > 0 ? el[c] / nl[c] : 0), rr[c]
 		}
 	}' >"$RATIOS"
 # The guest's bare loopback round trip between two processes (tcp_rtt_report in guest-init.sh), beside qdepth/qd1.
