@@ -26,7 +26,7 @@
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
 #        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does), LANE_CSV_DIR/lane-ratio.csv
-#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,...) and LANE_CSV_DIR/lane-rtt.csv (the guest's
+#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,...,paired_ratio,round_ratios) and LANE_CSV_DIR/lane-rtt.csv (the guest's
 #        bare loopback TCP round trips, tcp_rtt); the lad phase's raw traces in
 #        build/lane/results/files/lad/<target>/, its tables in build/lane/lad.txt and, on a pass, rows appended to
 #        LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
@@ -202,9 +202,16 @@ phase_mdts() {
 }
 
 # Round by round, ernicd / nvmet-tcp of the two rows the targets made one after the other (the guest runs them in
-# turns): "case<TAB>r1 r2 ...", how far the rounds agree. A case whose rounds disagree by more than the distance of
-# its median from 1.0 has not been decided by this run.
+# turns): "case<TAB>median<TAB>r1 r2 ...". The median of these paired ratios is the lane's verdict on a case: a
+# pair shares the machine's state of the moment, where the two targets' medians may come from different rounds
+# (under a host whose speed drifts by half within minutes, one of ernicd's slow rounds against one of
+# nvmet-tcp's fast ones). A case whose rounds disagree by more than the distance of the median from 1.0 has not
+# been decided by this run.
 ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
+	function med(a, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
 	NF == 5 && ($1 == "nvmet" || $1 == "ernicd") {
 		c[$1, $2]++
 		v[$1, $2, c[$1, $2]] = $3
@@ -215,9 +222,17 @@ ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
 			key = order[i]
 			r = c["nvmet", key] < c["ernicd", key] ? c["nvmet", key] : c["ernicd", key]
 			line = ""
-			for (j = 1; j <= r; j++)
-				line = line (j > 1 ? " " : "") (v["nvmet", key, j] + 0 > 0 ? sprintf("%.2f", v["ernicd", key, j] / v["nvmet", key, j]) : "n/a")
-			if (r) printf "%s\t%s\n", key, line
+			m = 0
+			delete a
+			for (j = 1; j <= r; j++) {
+				if (v["nvmet", key, j] + 0 > 0 && v["ernicd", key, j] + 0 > 0) {
+					a[++m] = v["ernicd", key, j] / v["nvmet", key, j]
+					line = line (j > 1 ? " " : "") sprintf("%.2f", a[m])
+				} else {
+					line = line (j > 1 ? " " : "") "n/a"
+				}
+			}
+			if (r) printf "%s\t%s\t%s\n", key, (m == r ? sprintf("%.3f", med(a, m)) : ""), line
 		}
 	}')
 
@@ -231,24 +246,26 @@ NVMET_MDTS=$(phase_mdts nvmet || true)
 } | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
-	$1 == "rounds" { rr[$2] = $3 }
+	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
 	END {
 		printf "medians of %d round%s per target, same guest%s\n", rounds, (rounds > 1 ? "s" : ""),
 			(rounds > 1 ? ", the targets taking turns round by round" : "")
 		printf "MDTS (Identify Controller; 0: no limit): ernicd %s, nvmet-tcp %s\n", (emdts == "" ? "?" : emdts),
 			(nmdts == "" ? "?" : nmdts)
-		printf "%-34s %11s %11s %8s %14s %14s %8s  %s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
-			"ernicd lat us", "nvmet lat us", "ratio", "IOPS ratio per round"
+		printf "%-34s %11s %11s %8s %14s %14s %8s %8s  %s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
+			"ernicd lat us", "nvmet lat us", "ratio", "paired", "IOPS ratio per round"
 		for (i = 1; i <= k; i++) {
 			c = order[i]
 			if (!(c in e)) continue
 			if (n[c] + 0 <= 0 || e[c] + 0 <= 0) {
-				printf "%-34s %11s %11s %8s %14s %14s %8s\n", c, e[c], n[c], "n/a", "-", "-", "n/a"
+				printf "%-34s %11s %11s %8s %14s %14s %8s %8s\n", c, e[c], n[c], "n/a", "-", "-", "n/a", "n/a"
 				continue
 			}
-			printf "%-34s %11s %11s %8.2f %14s %14s %8.2f  %s\n", c, e[c], n[c], e[c] / n[c], el[c], nl[c],
-				(nl[c] + 0 > 0 ? el[c] / nl[c] : 0), rr[c]
+			printf "%-34s %11s %11s %8.2f %14s %14s %8.2f %8s  %s\n", c, e[c], n[c], e[c] / n[c], el[c], nl[c],
+				(nl[c] + 0 > 0 ? el[c] / nl[c] : 0), (pr[c] == "" ? "-" : sprintf("%.2f", pr[c])), rr[c]
 		}
+		print "ratio: of the two medians; paired: the median of the rounds\047 ernicd / nvmet-tcp IOPS, each round the"
+		print "two targets one after the other"
 	}' >"$RATIOS"
 # The guest's bare loopback round trip between two processes (tcp_rtt_report in guest-init.sh), beside qdepth/qd1.
 if grep -q '^ERNIC-LANE-RTT ' "$LOG"; then
@@ -389,24 +406,30 @@ if [ ${#LAD_DIRS[@]} -gt 0 ]; then
 		die "appending the fabric LAD rows to $CSV_DIR/lad.csv failed"
 fi
 # The conditions a ratio was measured under came last: an older file's rows get them empty (nobody recorded them).
-csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio "timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio" ,,,, ||
+csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio "timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio" ,,,,,, ||
+	die "no ratios appended"
+csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
+	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus" ,, ||
 	die "no ratios appended"
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one; nothing when the phase was
 # skipped, and then there are no ratios either).
 ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p' || true)
-printf '%s
-' "$MEDIANS" | awk -F'	' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" \
+{
+	printf '%s\n' "$MEDIANS"
+	printf '%s\n' "$ROUND_RATIOS" | sed 's/^/rounds\t/'
+} | awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" \
 	-v nmdts="$NVMET_MDTS" -v cpus="${ERNICD_CPUS:-all}" '
 	$1 == "nvmet"  { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3 }
+	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
 	END {
 		for (i = 1; i <= k; i++) {
 			c = order[i]
 			if ((c in e) && n[c] + 0 > 0 && e[c] + 0 > 0)
-				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\"\n", ts, commit, c, e[c], n[c], e[c] / n[c],
-					rounds, emdts, nmdts, cpus
+				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\"\n", ts, commit, c, e[c], n[c],
+					e[c] / n[c], rounds, emdts, nmdts, cpus, pr[c], rr[c]
 		}
 	}' >>"$CSV_DIR/lane-ratio.csv"
 # The guest's bare round trips (tcp_rtt), a row per placement: a change of the machine under the lane (QEMU, the
