@@ -50,8 +50,10 @@ read -r probe_off probe_err _ probe_rtt probe_n <<<"$(suites/lad/clock-probe pro
 echo "== lad.yml --tags lad_target: $(cat "$tmp/lad-bench.log"); clock-probe: offset $probe_off ns +- $probe_err (rtt $probe_rtt ns)"
 
 play lad-stop lad.yml --tags lad_target_stop "${lad[@]}" || { show lad-stop; lad_fail "--tags lad_target_stop failed"; }
-! kill -0 "$ernicd_pid" 2>/dev/null || lad_fail "the traced ernicd ($ernicd_pid) still runs"
-! kill -0 "$clock_pid" 2>/dev/null || lad_fail "the clock-probe server ($clock_pid) still runs"
+# A zombie has exited: whoever inherited it reaps it in its own time.
+alive() { [ -e "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" != Z ]; }
+! alive "$ernicd_pid" || lad_fail "the traced ernicd ($ernicd_pid) still runs"
+! alive "$clock_pid" || lad_fail "the clock-probe server ($clock_pid) still runs"
 ernicd_pid="" clock_pid=""
 trace=$lad_results/target/ernicd.trace
 head -n 1 "$trace" | grep -q '^# ernic-trace transport=tcp clock=CLOCK_MONOTONIC unit=ns columns=qid cid opc status rx exec ' ||
