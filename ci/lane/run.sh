@@ -232,7 +232,7 @@ ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
 					line = line (j > 1 ? " " : "") "n/a"
 				}
 			}
-			if (r) printf "%s\t%s\t%s\n", key, (m == r ? sprintf("%.3f", med(a, m)) : ""), line
+			if (r) printf "%s\t%s\t%s\n", key, (m == r ? sprintf("%.6f", med(a, m)) : ""), line
 		}
 	}')
 
@@ -429,7 +429,7 @@ ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus 
 			c = order[i]
 			if ((c in e) && n[c] + 0 > 0 && e[c] + 0 > 0)
 				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\"\n", ts, commit, c, e[c], n[c],
-					e[c] / n[c], rounds, emdts, nmdts, cpus, pr[c], rr[c]
+					e[c] / n[c], rounds, emdts, nmdts, cpus, (pr[c] == "" ? "" : sprintf("%.3f", pr[c])), rr[c]
 		}
 	}' >>"$CSV_DIR/lane-ratio.csv"
 # The guest's bare round trips (tcp_rtt), a row per placement: a change of the machine under the lane (QEMU, the
