@@ -112,6 +112,13 @@ for t in $TESTS; do
 		if [ "$status" = fail ]; then
 			# The evidence, on the console: what check printed for the test.
 			grep -v '^\s*$' "$log" | tail -n 12 | sed "s|^|blktests-guest:   |"
+			# ... what the test's commands printed (blktests keeps their stderr in the .full file), and the target's
+			# last words.
+			f=$(find "$out" -path "*/$t.full" -type f 2>/dev/null | head -n 1)
+			[ -z "$f" ] || grep -v '^\s*$' "$f" | tail -n 12 | sed "s|^|blktests-guest:   full: |"
+			if [ "$target" = ernicd ]; then
+				tail -n 8 /run/ernic-blktests/ernicd.log 2>/dev/null | sed "s|^|blktests-guest:   ernicd: |"
+			fi
 		fi
 		echo "BLKT|$target|$t|$status|$(echo "$reason" | tr '|\n' '/ ' | cut -c1-160)"
 		# A test that failed may leave its target behind: nothing of it may reach the next one.
