@@ -181,7 +181,7 @@ struct tcp_req {
 	uint8_t *h2c_buf;
 	uint32_t r2t_len;  /* bytes the R2T solicited, received at h2c_buf */
 	uint32_t h2c_rcvd; /* of which arrived */
-	uint64_t h2c_wait_ns; /* pdu_start_ns of the capsule that got the R2T, or of its last H2CData */
+	uint64_t h2c_wait_ns; /* when the R2T was sent, or its last H2CData received */
 	bool ns_mem;	   /* holds namespace memory: a read sent from it, or a write landing in it */
 	uint32_t c2h_len;  /* controller to host bytes to send from c2h_data */
 	const uint8_t *c2h_data; /* buf, or namespace memory sent in place (tcp_map_c2h_in_place()) */
@@ -1397,7 +1397,11 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 		}
 		treq->state = TCP_REQ_NEED_DATA;
 		treq->r2t_len = sgl->unkeyed.length;
-		treq->h2c_wait_ns = conn->pdu_start_ns;
+		/*
+		 * Timed from now, not from pdu_start_ns: that is when the thread began to wait for the capsule,
+		 * which on a queue idle for longer than idle_timeout_ns would have the R2T expire at once.
+		 */
+		treq->h2c_wait_ns = ernic_now_ns();
 		conn->nr_need_data++;
 		return tcp_send_r2t(conn, treq);
 	}
@@ -1435,7 +1439,7 @@ static int tcp_handle_h2c_data(struct tcp_conn *conn)
 	if (rc)
 		return rc;
 	treq->h2c_rcvd += datal;
-	treq->h2c_wait_ns = conn->pdu_start_ns;
+	treq->h2c_wait_ns = ernic_now_ns();
 	if (!last)
 		return 0;
 	treq->h2c_len = treq->r2t_len;

@@ -1965,6 +1965,26 @@ static void test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_
 	fclose(opts.log);
 }
 
+/*
+ * An R2T is timed from when it was sent: a write that comes to a queue idle for longer than the timeout still
+ * has the whole timeout for its data (it used to be timed from when the thread began to wait for the capsule,
+ * and expired at the next check).
+ */
+static void test_an_r2t_after_a_long_idle_gets_the_whole_timeout(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	CU_ASSERT(!closed_within(th->fd, 3 * SHORT_IDLE_MS));
+	(void)th_write_until_r2t(th, 65536);
+	/* Not before the timeout has run from the R2T (the checks come every ERNIC_TCP_POLL_MS). */
+	CU_ASSERT(!closed_within(th->fd, 3 * SHORT_IDLE_MS / 4));
+	CU_ASSERT(closed_within(th->fd, 20 * SHORT_IDLE_MS));
+	close(admin_fd);
+	th_teardown(th);
+}
+
 static void test_host_term_req_closes_quietly(void)
 {
 	struct th *th = th_setup(0);
@@ -2274,6 +2294,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_h2c_data_over_maxh2cdata),
 	UT_CASE(test_h2c_data_digest_mismatch),
 	UT_CASE(test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_go),
+	UT_CASE(test_an_r2t_after_a_long_idle_gets_the_whole_timeout),
 	UT_CASE(test_host_term_req_closes_quietly),
 	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),
 	UT_CASE(test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header),
