@@ -1439,9 +1439,11 @@ static int tcp_handle_h2c_data(struct tcp_conn *conn)
 	if (rc)
 		return rc;
 	treq->h2c_rcvd += datal;
-	treq->h2c_wait_ns = ernic_now_ns();
-	if (!last)
+	if (!last) {
+		/* The rest of the data is timed from here; the last PDU needs no clock read. */
+		treq->h2c_wait_ns = ernic_now_ns();
 		return 0;
+	}
 	treq->h2c_len = treq->r2t_len;
 	conn->nr_need_data--;
 	return tcp_req_exec(conn, treq);
