@@ -26,8 +26,8 @@
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
 #        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does), LANE_CSV_DIR/lane-ratio.csv
-#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,...,paired_ratio,round_ratios) and LANE_CSV_DIR/lane-rtt.csv (the guest's
-#        bare loopback TCP round trips, tcp_rtt); the lad phase's raw traces in
+#        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,...,paired_ratio,round_ratios) and
+#        LANE_CSV_DIR/lane-rtt.csv (the guest's bare loopback TCP round trips, tcp_rtt); the lad phase's raw traces in
 #        build/lane/results/files/lad/<target>/, its tables in build/lane/lad.txt and, on a pass, rows appended to
 #        LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
 # Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
@@ -167,11 +167,14 @@ rows_tsv() {
 ROWS=$(rows_tsv)
 
 # Per phase and case: the median IOPS and mean latency over the rounds (LANE_ROUNDS), and how many rounds ran.
-MEDIANS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
+# med(a, n): the median of a[1..n] (sorts a).
+MED_AWK='
 	function med(a, n,   i, j, t) {
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
+'
+MEDIANS=$(printf '%s\n' "$ROWS" | awk -F'\t' "$MED_AWK"'
 	NF == 5 {
 		k = $1 "\t" $2
 		if (!(k in cnt)) order[++nk] = k
@@ -207,11 +210,7 @@ phase_mdts() {
 # (under a host whose speed drifts by half within minutes, one of ernicd's slow rounds against one of
 # nvmet-tcp's fast ones). A case whose rounds disagree by more than the distance of the median from 1.0 has not
 # been decided by this run.
-ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
-	function med(a, n,   i, j, t) {
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' "$MED_AWK"'
 	NF == 5 && ($1 == "nvmet" || $1 == "ernicd") {
 		c[$1, $2]++
 		v[$1, $2, c[$1, $2]] = $3
@@ -237,13 +236,12 @@ ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' '
 	}')
 
 # ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data: medians over the rounds.
+# Both kinds of line, for the table and the CSV rows: "phase<TAB>case<TAB>..." and "rounds<TAB>case<TAB>...".
+PER_CASE=$(printf '%s\n' "$MEDIANS"; printf '%s\n' "$ROUND_RATIOS" | sed 's/^/rounds\t/')
 RATIOS=$OUT/ratios.txt
 ERNICD_MDTS=$(phase_mdts ernicd || true)
 NVMET_MDTS=$(phase_mdts nvmet || true)
-{
-	printf '%s\n' "$MEDIANS"
-	printf '%s\n' "$ROUND_RATIOS" | sed 's/^/rounds\t/'
-} | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" '
+printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
@@ -416,10 +414,7 @@ NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one; nothing when the phase was
 # skipped, and then there are no ratios either).
 ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p' || true)
-{
-	printf '%s\n' "$MEDIANS"
-	printf '%s\n' "$ROUND_RATIOS" | sed 's/^/rounds\t/'
-} | awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" \
+printf '%s\n' "$PER_CASE" | awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" \
 	-v nmdts="$NVMET_MDTS" -v cpus="${ERNICD_CPUS:-all}" '
 	$1 == "nvmet"  { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3 }
