@@ -43,11 +43,14 @@
 #define ERNICD_XSTR(x) #x
 #define ERNICD_STR(x) ERNICD_XSTR(x)
 
+/* The usage text below names the default. */
+_Static_assert(ERNIC_TCP_MAXH2CDATA == 1048576, "--maxh2cdata's default in the usage text");
+
 static const char usage[] =
 	"Usage: " ERNICD " [--transport tcp|rdma] [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
 	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N] [--cpus LIST]\n"
-	"              [--zero-copy-reads]\n"
+	"              [--zero-copy-reads] [--maxh2cdata BYTES]\n"
 	"\n"
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
@@ -87,6 +90,9 @@ static const char usage[] =
 	"  --zero-copy-reads   NVMe/TCP: send reads of 16 KiB or more of a RAM namespace by reference\n"
 	"                      (vmsplice() and splice()) instead of copying them into the socket: a gain\n"
 	"                      where copies are dear (an emulated CPU, a NIC), a loss over a native loopback\n"
+	"  --maxh2cdata BYTES  NVMe/TCP: MAXH2CDATA to advertise in ICResp, the largest H2CData PDU a\n"
+	"                      host may send (C2HData goes out in PDUs of this size too); 4096..1 GiB,\n"
+	"                      a multiple of 4 (default 1048576)\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -112,6 +118,7 @@ struct ernicd_opts {
 	unsigned int trace_sample;
 	cpu_set_t cpus; /* --cpus; empty: not given (a list names at least one CPU) */
 	bool zero_copy_reads;
+	unsigned int maxh2cdata; /* 0: the port's default */
 };
 
 /* The NVMe/RDMA port, a pointer only when built without rdma-core. */
@@ -206,7 +213,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
 	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
 	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T', OPT_CPUS = 'P',
-	       OPT_ZERO_COPY_READS = 'Z' };
+	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -222,6 +229,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "zero-copy-reads", no_argument, NULL, OPT_ZERO_COPY_READS },
+		{ "maxh2cdata", required_argument, NULL, OPT_MAXH2CDATA },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -300,6 +308,12 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			break;
 		case OPT_ZERO_COPY_READS:
 			o->zero_copy_reads = true;
+			break;
+		case OPT_MAXH2CDATA:
+			o->maxh2cdata = parse_uint("--maxh2cdata", optarg, 4096, 1u << 30);
+			/* A Linux host refuses a MAXH2CDATA that is not a multiple of 4. */
+			if (o->maxh2cdata % 4)
+				bad_arg("--maxh2cdata", optarg, "must be a multiple of 4");
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -428,7 +442,7 @@ int main(int argc, char **argv)
 	uint16_t rdma_portid = 0;
 #endif
 	const char *env = getenv("ERNIC_BACKEND");
-	char err[ERNIC_ERRLEN], desc[512];
+	char err[ERNIC_ERRLEN], desc[512], mdata[32] = "";
 	uint16_t bound = 0;
 	sigset_t sigs;
 	int rc, sig, status = 0;
@@ -469,6 +483,7 @@ int main(int argc, char **argv)
 	popts.trace = o.rdma ? NULL : trace;
 	popts.sample_every = o.trace_sample;
 	popts.c2h_splice = o.zero_copy_reads;
+	popts.maxh2cdata = o.maxh2cdata;
 	popts.max_connections = o.max_connections;
 #ifdef ERNIC_HAVE_RDMA
 	ropts.trace = o.rdma ? trace : NULL;
@@ -542,11 +557,13 @@ int main(int argc, char **argv)
 		return rc == -EINVAL ? 2 : 1;
 	}
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
-	fprintf(stderr, "%s: listening on %s%s%s:%u%s, subsystem %s, %u namespace(s), backend %s, %s%s%s\n", ERNICD,
+	if (!o.rdma)
+		snprintf(mdata, sizeof(mdata), ", MAXH2CDATA %u", o.maxh2cdata ? o.maxh2cdata : ERNIC_TCP_MAXH2CDATA);
+	fprintf(stderr, "%s: listening on %s%s%s:%u%s, subsystem %s, %u namespace(s), backend %s, %s%s%s%s\n", ERNICD,
 		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", bound,
 		o.rdma ? " (NVMe/RDMA)" : "", o.nqn, ernic_target_nr_ns(tgt), desc,
 		o.nr_allow ? "allow-listed hosts only" : "any host", o.control ? ", control " : "",
-		o.control ? o.control : "");
+		o.control ? o.control : "", mdata);
 	fflush(stderr);
 
 	for (;;) {

@@ -1750,7 +1750,7 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	ernic_log_init(&port->log, opts ? opts->log : NULL, opts && opts->ident ? opts->ident : "ernic-tcp",
 		       tcp_log_kind_name, TCP_LOG_NR, ERNIC_TCP_LOG_BURST);
 	port->maxh2cdata = maxh2cdata;
-	port->c2h_splice = opts->c2h_splice;
+	port->c2h_splice = opts && opts->c2h_splice;
 	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;

@@ -37,7 +37,8 @@
 #define SGL_ICD NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)
 #define SGL_TRANSPORT NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT)
 #define CATTR_DISABLE_SQFLOW (1u << 2)
-#define PDU_MAX (256u * 1024)
+/* The largest PDU the target sends: C2HData of MAXH2CDATA with its header, padding and digest. */
+#define PDU_MAX (ERNIC_TCP_MAXH2CDATA + 4096u)
 
 /* ------------------------------------------------------------ a tiny host */
 
@@ -123,7 +124,7 @@ static struct th *th_setup_opts(const struct ernic_tcp_port_opts *opts, const ch
 	th->tgt = tgt_create_allow(allow_hosts);
 	CU_ASSERT_FATAL(th->tgt != NULL);
 	CU_ASSERT_FATAL(ernic_tcp_port_create(th->tgt, opts, &th->port) == 0);
-	th->maxh2cdata = opts->maxh2cdata ? opts->maxh2cdata : ERNIC_TCP_MAXH2CDATA;
+	th->maxh2cdata = opts && opts->maxh2cdata ? opts->maxh2cdata : ERNIC_TCP_MAXH2CDATA;
 	CU_ASSERT_FATAL(th_attach(th) == 0);
 	return th;
 }
@@ -467,6 +468,16 @@ static void test_icreq_without_digests(void)
 	struct th *th = th_setup(0);
 
 	th_icreq(th, 0);
+	th_teardown(th);
+}
+
+/* No options at all is every default: ICResp advertises ERNIC_TCP_MAXH2CDATA (th_icreq() checks it). */
+static void test_a_port_made_without_options_has_the_defaults(void)
+{
+	struct th *th = th_setup_opts(NULL, NULL);
+
+	th_icreq(th, 0);
+	CU_ASSERT_EQUAL(th->maxh2cdata, ERNIC_TCP_MAXH2CDATA);
 	th_teardown(th);
 }
 
@@ -2184,7 +2195,7 @@ static void test_a_host_gone_while_reads_are_spliced_costs_only_its_connection(v
 	int admin_fd;
 	struct nvme_tcp_cmd_pdu cmds[16];
 	struct ernic_tcp_tx_stats before, after;
-	static uint8_t rbuf[ERNIC_TCP_MAXH2CDATA];
+	static uint8_t rbuf[ERNIC_MAX_XFER];
 	uint8_t b;
 
 	g_c2h_splice = true;
@@ -2228,7 +2239,7 @@ static void test_reads_in_place_are_copied_unless_the_port_splices(void)
 {
 	struct th *th = th_setup(0);
 	int admin_fd = th_io_queue_up(th, 0, 0);
-	static uint8_t wbuf[ERNIC_TCP_MAXH2CDATA], rbuf[ERNIC_TCP_MAXH2CDATA];
+	static uint8_t wbuf[ERNIC_MAX_XFER], rbuf[ERNIC_MAX_XFER];
 	struct ernic_tcp_tx_stats before, after;
 
 	fill(wbuf, sizeof(wbuf), 9);
@@ -2246,6 +2257,7 @@ static void test_reads_in_place_are_copied_unless_the_port_splices(void)
 UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
 	UT_CASE(test_crc32c_check_value_and_chaining),
 	UT_CASE(test_icreq_without_digests),
+	UT_CASE(test_a_port_made_without_options_has_the_defaults),
 	UT_CASE(test_icreq_with_digests_and_small_maxh2cdata),
 	UT_CASE(test_connect_in_capsule_then_properties),
 	UT_CASE(test_connect_by_r2t_and_wrong_subnqn_rejected),

@@ -21,8 +21,15 @@
 extern "C" {
 #endif
 
-/* MAXH2CDATA advertised in ICResp: one H2CData PDU carries at most this much. */
-#define ERNIC_TCP_MAXH2CDATA (128u * 1024)
+/*
+ * MAXH2CDATA advertised in ICResp: one H2CData PDU carries at most this much,
+ * and C2HData goes out in PDUs of this size too. 1 MiB, a whole 1 MiB write or
+ * read in one PDU: each PDU costs the host a send and the target a header read
+ * (a wake-up, under an emulated CPU), and nothing here is sized by it (a RAM
+ * namespace takes the data in place, a slot's buffer is the command's size).
+ * Linux nvmet-tcp advertises 4 MiB.
+ */
+#define ERNIC_TCP_MAXH2CDATA (1024u * 1024)
 
 struct ernic_tcp_port;
 
