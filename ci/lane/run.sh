@@ -14,8 +14,8 @@
 #        LANE_ERNICD_MDTS=N|nvmet  mdts= of the ernicd the suite cases run against (default nvmet: the MDTS
 #                       nvmet-tcp reported in the same guest, 0 = no limit, so both split requests alike; 5 is
 #                       ernicd's own default); the ratio table prints both targets' MDTS either way
-#        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd and the lad phase's (default: the guest's last
-#                       CPU; all: unpinned)
+#        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd and the lad phase's (default all: unpinned,
+#                       as nvmet-tcp's work is; 1: the guest's last CPU, the default before 2026-12-03)
 #        LANE_CASES=SUITE/CASE[,SUITE/CASE]  only these suite cases (default: all of ci/lane/guest-init.sh's)
 #        LANE_CPU_SPLIT=1  run the suite cases one suites/run each and log where each vCPU's time went during
 #                       each case, and ernicd's CPU ticks (default 0: one suites/run for all, quicker)
