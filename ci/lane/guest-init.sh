@@ -36,7 +36,8 @@
 # against it either way),
 # ernic.cpus=LIST|all (ernicd --cpus of that instance and of the lad phase's; default all: unpinned, on the
 # CPUs nvmet-tcp's work runs on too. Pinned to one of the guest's two CPUs, ernicd did every receive copy of
-# a 1 MiB write on it while the other stayed 60-73% idle; README, "Unpinned").
+# a 1 MiB write on it while the other stayed 60-73% idle; README, "One data PDU per 1 MiB, and ernicd
+# unpinned").
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
 set -eu
