@@ -121,7 +121,8 @@ static struct fio_option options[] = {
 		.lname	= "ernic stats file",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct ernic_options, stats),
-		.help	= "Write the target's counters and the engine's capsule/split counts as JSON to this path at exit",
+		.help	= "Write the target's counters, the engine's capsule/split counts and the first failed command "
+			  "of each job as JSON to this path at exit (default: $ERNIC_STATS, else none)",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -388,6 +389,21 @@ static const char *ernic_backend_str(struct thread_data *td)
 		return o->backend;
 	env = getenv("ERNIC_BACKEND");
 	return env && *env ? env : ERNIC_DEFAULT_BACKEND;
+}
+
+/*
+ * Where the run's stats go: ernic_stats=, else $ERNIC_STATS. The environment
+ * lets a runner keep every case's first failure without editing job files.
+ */
+static const char *ernic_stats_str(struct thread_data *td)
+{
+	struct ernic_options *o = td->eo;
+	const char *env;
+
+	if (o->stats && *o->stats)
+		return o->stats;
+	env = getenv("ERNIC_STATS");
+	return env && *env ? env : NULL;
 }
 
 /* Identify Namespace: the block size and size the host will address. */
@@ -866,8 +882,8 @@ static int ernic_dev_init(struct thread_data *td, struct ernic_job *job)
 		ernic_run.max_xfer = info.mdts_bytes;
 		ernic_run.ns_size = info.size;
 	}
-	if (o->stats && *o->stats && !ernic_run.stats_path)
-		ernic_run.stats_path = strdup(o->stats);
+	if (ernic_stats_str(td) && !ernic_run.stats_path)
+		ernic_run.stats_path = strdup(ernic_stats_str(td));
 	pthread_mutex_unlock(&ernic_run.lock);
 	return 0;
 }
@@ -901,8 +917,8 @@ static int ernic_inproc_init(struct thread_data *td, struct ernic_job *job)
 		return rc;
 	}
 	ernic_run.refs++;
-	if (o->stats && *o->stats && !ernic_run.stats_path)
-		ernic_run.stats_path = strdup(o->stats);
+	if (ernic_stats_str(td) && !ernic_run.stats_path)
+		ernic_run.stats_path = strdup(ernic_stats_str(td));
 	if (o->stage_sample != ernic_run.stage_sample)
 		log_info("ernic: job %s asks for ernic_stage_sample=%u; the run's first job set %" PRIu32
 			 " for every queue\n",

@@ -18,8 +18,8 @@ ERNIC_TEST_DIR=$(cd "$(dirname "$so")" && pwd)/engine-tests
 export ERNIC_FIO_SO ERNIC_TEST_DIR
 rm -rf "$ERNIC_TEST_DIR"
 mkdir -p "$ERNIC_TEST_DIR"
-# A backend from the caller's environment would change what these jobs test.
-unset ERNIC_BACKEND
+# A backend or stats file from the caller's environment would change what these jobs test.
+unset ERNIC_BACKEND ERNIC_STATS
 out=$ERNIC_TEST_DIR
 
 failures=0
@@ -94,6 +94,20 @@ if run split-1m "$here/split-1m.fio" &&
 	pass "split-1m: one 1 MiB read went out as exactly 8 capsules of 128 KiB and the controller ran 8 Reads (ernic_stats)"
 else
 	fail "split-1m: 1 MiB read not counted as 8 capsules:"; cat "$out/split-1m.stats.json" "$out/split-1m.err" 2>/dev/null
+fi
+
+# Without ernic_stats= the engine writes to $ERNIC_STATS (how suites/run keeps every case's first failure);
+# ernic_stats= in the job wins over it.
+if ERNIC_STATS="$out/env.stats.json" run stats-env --name=stats-env --ioengine=external:"$so" --thread=1 \
+	--filename=ernic0 --size=64M --rw=read --bs=4k --number_ios=4 &&
+	[ "$(jq -r '.ios' "$out/env.stats.json" 2>/dev/null)" = 4 ] &&
+	ERNIC_STATS="$out/env-unused.stats.json" run stats-option --name=stats-option --ioengine=external:"$so" \
+		--thread=1 --ernic_stats="$out/option.stats.json" --filename=ernic0 --size=64M --rw=read --bs=4k \
+		--number_ios=2 &&
+	[ "$(jq -r '.ios' "$out/option.stats.json" 2>/dev/null)" = 2 ] && [ ! -e "$out/env-unused.stats.json" ]; then
+	pass "stats-env: \$ERNIC_STATS receives the stats of a job without ernic_stats=, and ernic_stats= wins over it"
+else
+	fail "stats-env: the stats file default or its override:"; cat "$out/stats-env.err" "$out/stats-option.err"
 fi
 
 # The engine splits by the MDTS the controller reports in Identify, not by a built-in one.
