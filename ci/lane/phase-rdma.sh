@@ -25,15 +25,20 @@
 # specialised to init_net); rxe gained a socket per network namespace only in later upstream kernels. Hence both
 # ends stay in init_net until the lane's kernel has rxe with network namespace support.
 #
-# CSV rows come out under the phases rdma-ernicd and rdma-nvmet (run.sh pairs them for the ratios and sets them
-# beside the TCP phases' rows).
+# Both targets listen at once (ernicd on port 4420, nvmet-rdma on 4423) and, after each one's checks with only it
+# connected (the host's MR count is of all its controllers), take turns at the suite cases round by round as the
+# TCP phases do (rdma_paired_rounds), so that each round's ernicd / nvmet-rdma compares the same moment of a host
+# whose speed drifts. CSV rows come out under the phases rdma-ernicd and rdma-nvmet (run.sh pairs them for the
+# ratios and sets them beside the TCP phases' rows).
 
 # iproute2's tools by path: busybox's shell runs its own applets (a busybox ip) before looking at PATH.
 IPROUTE2=/usr/sbin/ip
 RDMA_TOOL=/usr/bin/rdma
 RDMA_ADDR=10.0.0.1
 RDMA_PEER=10.0.0.2
-RDMA_PORT=4420
+RDMA_PORT_ERNICD=4420
+RDMA_PORT_NVMET=4423
+RDMA_PORT=$RDMA_PORT_ERNICD # the current target's: what rdma_connect and rdma_check_discovery use
 NQN_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-ernicd-rdma
 NQN_NVMET_RDMA=nqn.2024-01.org.ernic:lane-nvmet-rdma
 # Keep-alive timeout of the RDMA connects (nvme connect -k). ernic restarts its Keep Alive Timer on Keep Alive
@@ -144,11 +149,10 @@ rdma_check_id_ctrl() { # rdma_check_id_ctrl FILE: mdts 5, maxcmd 128, ioccsz 4 (
 	log "id-ctrl over RDMA as the emulator reports: mdts 5, maxcmd 128, ioccsz 4, sgls $v (keyed SGL set)"
 }
 
-rdma_exercise() { # rdma_exercise NQN C BACKEND-LABEL
-	local nqn c backend f
+rdma_exercise() { # rdma_exercise NQN C: $PHASE's target alone on the host: discovery, Identify, queues, MRs
+	local nqn c f
 	nqn=$1
 	c=$2
-	backend=$3
 	echo "$PHASE discover" >/run/lane-step
 	rdma_check_discovery "$nqn"
 	echo "$PHASE connect" >/run/lane-step
@@ -163,10 +167,6 @@ rdma_exercise() { # rdma_exercise NQN C BACKEND-LABEL
 	if [ "$PHASE" = rdma-ernicd ]; then rdma_check_id_ctrl "$f"; fi
 	check_queue_count "$c"
 	rdma_check_mrs "connect -i 8 -W 8"
-	SUITES_TRANSPORT=rdma
-	# shellcheck disable=SC2086 # word list
-	run_suites "$backend" "$RESULTS/csv/$PHASE" $RDMA_CASES
-	SUITES_TRANSPORT=tcp
 	disconnect "$nqn"
 	# A second number of I/O queues for the MR count.
 	echo "$PHASE connect -i 1" >/run/lane-step
@@ -195,9 +195,9 @@ nvmet_rdma_start() {
 	echo rdma >"$p/addr_trtype"
 	echo ipv4 >"$p/addr_adrfam"
 	echo "$RDMA_ADDR" >"$p/addr_traddr"
-	echo "$RDMA_PORT" >"$p/addr_trsvcid"
+	echo "$RDMA_PORT_NVMET" >"$p/addr_trsvcid"
 	ln -s "$s" "$p/subsystems/$NQN_NVMET_RDMA" || fail "cannot bind the subsystem to the RDMA port"
-	log "nvmet-rdma on $RDMA_ADDR:$RDMA_PORT: $NQN_NVMET_RDMA, $NS_SIZE file namespace on tmpfs, $NVMET_RDMA_C I/O queues"
+	log "nvmet-rdma on $RDMA_ADDR:$RDMA_PORT_NVMET: $NQN_NVMET_RDMA, $NS_SIZE file namespace on tmpfs, $NVMET_RDMA_C I/O queues"
 }
 
 nvmet_rdma_stop() {
@@ -223,10 +223,59 @@ ernicd_rdma_wait_listen() { # until ernicd's log says it listens, or it exited
 	done
 }
 
+rdma_mdts() { # rdma_mdts PHASE: the MDTS in that phase's id-ctrl output, or ?
+	local v
+	v=$(awk '$1 == "mdts" && $2 == ":" { print $3; exit }' "$RESULTS/$1-id-ctrl.txt" 2>/dev/null)
+	echo "${v:-?}"
+}
+
+# Both targets connected -i 8 -W 8, the suite cases in turns round by round (the order of paired_rounds in
+# guest-init.sh: nvmet first in odd rounds), both disconnected again.
+rdma_paired_rounds() {
+	local edev ndev ebackend nbackend r order t
+	# Each row says the MDTS its target reported (rdma_exercise kept the Identify), as the TCP phases' rows do.
+	ebackend="ernicd-rdma:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES,mdts=$(rdma_mdts rdma-ernicd)"
+	nbackend="nvmet-rdma:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_RDMA_C,mdts=$(rdma_mdts rdma-nvmet)"
+	PHASE=rdma-ernicd RDMA_PORT=$RDMA_PORT_ERNICD
+	rdma_connect "$NQN_ERNICD_RDMA" -i 8 -W 8
+	edev=$DEV
+	PHASE=rdma-nvmet RDMA_PORT=$RDMA_PORT_NVMET
+	rdma_connect "$NQN_NVMET_RDMA" -i 8 -W 8
+	ndev=$DEV
+	log "both connected over RDMA for the suite rounds: ernicd $edev, nvmet-rdma $ndev"
+	SUITES_TRANSPORT=rdma
+	for r in $(seq "$ROUNDS"); do
+		order="nvmet ernicd"
+		if [ $((r % 2)) -eq 0 ]; then order="ernicd nvmet"; fi
+		for t in $order; do
+			PHASE=rdma-$t
+			echo "$PHASE suite cases, round $r" >/run/lane-step
+			log "suite cases, round $r of $ROUNDS"
+			if [ "$t" = ernicd ]; then
+				DEV=$edev
+				# shellcheck disable=SC2086 # word list
+				run_suites "$ebackend" "$RESULTS/csv/$PHASE" $RDMA_CASES
+			else
+				DEV=$ndev
+				# shellcheck disable=SC2086 # word list
+				run_suites "$nbackend" "$RESULTS/csv/$PHASE" $RDMA_CASES
+			fi
+		done
+	done
+	# shellcheck disable=SC2034 # read by run_suites (guest-init.sh)
+	SUITES_TRANSPORT=tcp
+	disconnect "$NQN_ERNICD_RDMA"
+	disconnect "$NQN_NVMET_RDMA"
+	RDMA_PORT=$RDMA_PORT_ERNICD
+}
+
 phase_rdma() {
 	local base now n i pid
 	PHASE=rdma
 	rdma_fabric_up
+	PHASE=rdma-nvmet
+	echo "rdma nvmet start" >/run/lane-step
+	nvmet_rdma_start
 
 	PHASE=rdma-ernicd
 	echo "rdma ernicd start" >/run/lane-step
@@ -241,7 +290,11 @@ phase_rdma() {
 	base=$(ernicd_counters rdma-baseline)
 	log "counters at rest (mr_in_use controllers io_queues): $base"
 
-	rdma_exercise "$NQN_ERNICD_RDMA" "$QUEUES" "ernicd-rdma:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES"
+	rdma_exercise "$NQN_ERNICD_RDMA" "$QUEUES"
+	PHASE=rdma-nvmet RDMA_PORT=$RDMA_PORT_NVMET
+	rdma_exercise "$NQN_NVMET_RDMA" "$NVMET_RDMA_C"
+	rdma_paired_rounds
+	PHASE=rdma-ernicd
 
 	# The real engine's half of the keyed SGL comparison (the emulated half is rdma_ut in the unit tests).
 	echo "rdma ernicd keyed SGL cases" >/run/lane-step
@@ -286,9 +339,6 @@ phase_rdma() {
 	emit_csv "$RESULTS/csv/$PHASE"
 
 	PHASE=rdma-nvmet
-	echo "rdma nvmet start" >/run/lane-step
-	nvmet_rdma_start
-	rdma_exercise "$NQN_NVMET_RDMA" "$NVMET_RDMA_C" "nvmet-rdma:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_RDMA_C"
 	nvmet_rdma_stop
 	emit_csv "$RESULTS/csv/$PHASE"
 }

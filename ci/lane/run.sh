@@ -222,22 +222,24 @@ phase_mdts() {
 # (under a host whose speed drifts by half within minutes, one of ernicd's slow rounds against one of
 # nvmet-tcp's fast ones). A case whose rounds disagree by more than the distance of the median from 1.0 has not
 # been decided by this run.
-ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' "$MED_AWK"'
-	NF == 5 && ($1 == "nvmet" || $1 == "ernicd") {
+# round_ratios ERNICD-PHASE NVMET-PHASE: those lines for one transport's two phases.
+round_ratios() {
+	printf '%s\n' "$ROWS" | awk -F'\t' -v e="$1" -v n="$2" "$MED_AWK"'
+	NF == 5 && ($1 == n || $1 == e) {
 		c[$1, $2]++
 		v[$1, $2, c[$1, $2]] = $3
-		if ($1 == "nvmet" && !($2 in seen)) { seen[$2] = 1; order[++k] = $2 }
+		if ($1 == n && !($2 in seen)) { seen[$2] = 1; order[++k] = $2 }
 	}
 	END {
 		for (i = 1; i <= k; i++) {
 			key = order[i]
-			r = c["nvmet", key] < c["ernicd", key] ? c["nvmet", key] : c["ernicd", key]
+			r = c[n, key] < c[e, key] ? c[n, key] : c[e, key]
 			line = ""
 			m = 0
 			delete a
 			for (j = 1; j <= r; j++) {
-				if (v["nvmet", key, j] + 0 > 0 && v["ernicd", key, j] + 0 > 0) {
-					a[++m] = v["ernicd", key, j] / v["nvmet", key, j]
+				if (v[n, key, j] + 0 > 0 && v[e, key, j] + 0 > 0) {
+					a[++m] = v[e, key, j] / v[n, key, j]
 					line = line (j > 1 ? " " : "") sprintf("%.2f", a[m])
 				} else {
 					line = line (j > 1 ? " " : "") "n/a"
@@ -245,7 +247,9 @@ ROUND_RATIOS=$(printf '%s\n' "$ROWS" | awk -F'\t' "$MED_AWK"'
 			}
 			if (r) printf "%s\t%s\t%s\n", key, (m == r ? sprintf("%.6f", med(a, m)) : ""), line
 		}
-	}')
+	}'
+}
+ROUND_RATIOS=$(round_ratios ernicd nvmet)
 
 # ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data: medians over the rounds.
 # Both kinds of line, for the table and the CSV rows: "phase<TAB>case<TAB>..." and "rounds<TAB>case<TAB>...".
@@ -323,22 +327,29 @@ fi
 
 # The RDMA phase (phase-rdma.sh): ernicd / nvmet-rdma per case, then each target's RDMA / TCP per case, and the
 # host's memory regions per number of I/O queues.
+# Medians over the rounds, and paired as for NVMe/TCP: the two targets take turns there too.
 RATIOS_RDMA=$OUT/ratios-rdma.txt
+ROUND_RATIOS_RDMA=$(round_ratios rdma-ernicd rdma-nvmet)
+PER_CASE_RDMA=$(printf '%s\n' "$MEDIANS"; printf '%s\n' "$ROUND_RATIOS_RDMA" | sed 's/^/rounds\t/')
 if printf '%s\n' "$ROWS" | grep -q '^rdma-'; then
-	printf '%s\n' "$ROWS" | awk -F'\t' '
+	printf '%s\n' "$PER_CASE_RDMA" | awk -F'\t' -v rounds="$ROUNDS" '
+		$1 == "rounds" { pr[$2] = $3; rr[$2] = $4; next }
 		{ iops[$1, $2] = $3; lat[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 		function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
 		END {
-			printf "ernicd / nvmet-rdma\n%-34s %11s %11s %8s %14s %14s %8s\n", "case", "ernicd IOPS", "nvmet IOPS",
-				"ratio", "ernicd lat us", "nvmet lat us", "ratio"
+			printf "ernicd / nvmet-rdma, medians of %d round%s per target%s\n", rounds, (rounds > 1 ? "s" : ""),
+				(rounds > 1 ? ", the targets taking turns round by round" : "")
+			printf "%-34s %11s %11s %8s %14s %14s %8s %8s  %s\n", "case", "ernicd IOPS", "nvmet IOPS",
+				"ratio", "ernicd lat us", "nvmet lat us", "ratio", "paired", "IOPS ratio per round"
 			for (i = 1; i <= k; i++) {
 				c = order[i]
 				if (!(("rdma-ernicd", c) in iops) || !(("rdma-nvmet", c) in iops)) continue
-				printf "%-34s %11s %11s %8s %14s %14s %8s\n", c, iops["rdma-ernicd", c], iops["rdma-nvmet", c],
+				printf "%-34s %11s %11s %8s %14s %14s %8s %8s  %s\n", c, iops["rdma-ernicd", c], iops["rdma-nvmet", c],
 					ratio(iops["rdma-ernicd", c], iops["rdma-nvmet", c]), lat["rdma-ernicd", c],
-					lat["rdma-nvmet", c], ratio(lat["rdma-ernicd", c], lat["rdma-nvmet", c])
+					lat["rdma-nvmet", c], ratio(lat["rdma-ernicd", c], lat["rdma-nvmet", c]),
+					(pr[c] == "" ? "-" : sprintf("%.2f", pr[c])), rr[c]
 			}
-			printf "\nRDMA / TCP, IOPS\n%-34s %11s %11s %8s %11s %11s %8s\n", "case", "ernicd tcp", "ernicd rdma",
+			printf "\nRDMA / TCP, IOPS (medians)\n%-34s %11s %11s %8s %11s %11s %8s\n", "case", "ernicd tcp", "ernicd rdma",
 				"ratio", "nvmet tcp", "nvmet rdma", "ratio"
 			for (i = 1; i <= k; i++) {
 				c = order[i]
@@ -423,24 +434,36 @@ csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio "timestamp_utc,commit,case,erni
 csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
 	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus" ,, ||
 	die "no ratios appended"
+# Every row before the transport column was of NVMe/TCP.
+csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
+	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios" \
+	',"tcp"' || die "no ratios appended"
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-# ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one; nothing when the phase was
-# skipped, and then there are no ratios either).
-ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p' || true)
-printf '%s\n' "$PER_CASE" | awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" \
-	-v nmdts="$NVMET_MDTS" -v cpus="${ERNICD_CPUS:-all}" '
-	$1 == "nvmet"  { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
-	$1 == "ernicd" { e[$2] = $3 }
+# ratio_rows TRANSPORT ERNICD-PHASE NVMET-PHASE CPUS: lane-ratio.csv's rows of one transport's two phases, from
+# per-case lines as in PER_CASE.
+ratio_rows() {
+	awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$(phase_mdts "$2" || true)" \
+		-v nmdts="$(phase_mdts "$3" || true)" -v tr="$1" -v ep="$2" -v np="$3" -v cpus="$4" '
+	$1 == np { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+	$1 == ep { e[$2] = $3 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
 	END {
 		for (i = 1; i <= k; i++) {
 			c = order[i]
 			if ((c in e) && n[c] + 0 > 0 && e[c] + 0 > 0)
-				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\"\n", ts, commit, c, e[c], n[c],
-					e[c] / n[c], rounds, emdts, nmdts, cpus, (pr[c] == "" ? "" : sprintf("%.3f", pr[c])), rr[c]
+				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\",\"%s\"\n", ts, commit, c, e[c], n[c],
+					e[c] / n[c], rounds, emdts, nmdts, cpus, (pr[c] == "" ? "" : sprintf("%.3f", pr[c])), rr[c], tr
 		}
-	}' >>"$CSV_DIR/lane-ratio.csv"
+	}'
+}
+# ernicd's --cpus in the ernicd phase, as the guest started it ("all" without one; nothing when the phase was
+# skipped, and then there are no ratios either). The RDMA phase's ernicd runs without --cpus.
+ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p' || true)
+{
+	printf '%s\n' "$PER_CASE" | ratio_rows tcp ernicd nvmet "${ERNICD_CPUS:-all}"
+	printf '%s\n' "$PER_CASE_RDMA" | ratio_rows rdma rdma-ernicd rdma-nvmet all
+} >>"$CSV_DIR/lane-ratio.csv"
 # The guest's bare round trips (tcp_rtt), a row per placement: a change of the machine under the lane (QEMU, the
 # host's load) shows here before it is read as a change of ernicd in the ratios.
 if grep -q '^ERNIC-LANE-RTT tcp_rtt: .*: median ' "$LOG"; then
