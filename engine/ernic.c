@@ -380,15 +380,23 @@ static inline void ernic_unlock(struct ernic_job *job)
 		pthread_mutex_unlock(&job->q->lock);
 }
 
+/* A job option's string, else the environment variable's, else NULL: how ernic_backend= and ernic_stats= default. */
+static const char *ernic_opt_or_env(const char *opt, const char *name)
+{
+	const char *env;
+
+	if (opt && *opt)
+		return opt;
+	env = getenv(name);
+	return env && *env ? env : NULL;
+}
+
 static const char *ernic_backend_str(struct thread_data *td)
 {
 	struct ernic_options *o = td->eo;
-	const char *env;
+	const char *s = ernic_opt_or_env(o->backend, "ERNIC_BACKEND");
 
-	if (o->backend && *o->backend)
-		return o->backend;
-	env = getenv("ERNIC_BACKEND");
-	return env && *env ? env : ERNIC_DEFAULT_BACKEND;
+	return s ? s : ERNIC_DEFAULT_BACKEND;
 }
 
 /*
@@ -398,12 +406,8 @@ static const char *ernic_backend_str(struct thread_data *td)
 static const char *ernic_stats_str(struct thread_data *td)
 {
 	struct ernic_options *o = td->eo;
-	const char *env;
 
-	if (o->stats && *o->stats)
-		return o->stats;
-	env = getenv("ERNIC_STATS");
-	return env && *env ? env : NULL;
+	return ernic_opt_or_env(o->stats, "ERNIC_STATS");
 }
 
 /* Identify Namespace: the block size and size the host will address. */
