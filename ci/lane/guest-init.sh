@@ -169,6 +169,7 @@ setup_system() {
 	ROUNDS=$(cmdline_opt ernic.rounds 1)
 	COMMIT=$(cmdline_opt ernic.commit unknown)
 	ERNICD_MDTS=$(cmdline_opt ernic.mdts nvmet)
+	ERNICD_RDMA_ICD=$(cmdline_opt ernic.rdma_icd nvmet)
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus all)
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
 	CPU_SPLIT=$(cmdline_opt ernic.cpusplit 0)
@@ -186,9 +187,12 @@ setup_system() {
 	# What a figure was measured under: every clock read and every system call costs far more under TCG when the
 	# clocksource has no vDSO path or page-table isolation switches CR3 (a full soft-TLB flush) on each entry.
 	# (ci/lane/run.sh asks for the TSC; the list says what else the guest had)
+	# and whether an idle vCPU halts, which makes waking it dear (ci/lane/run.sh, LANE_IDLE).
 	clocks=$(cat /sys/devices/system/clocksource/clocksource0/available_clocksource 2>/dev/null)
+	idle=halt
+	case " $(cat /proc/cmdline) " in *" idle=poll "*) idle=poll ;; esac
 	log "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)" \
-		"(of ${clocks% })," \
+		"(of ${clocks% }), idle $idle," \
 		"meltdown: $(cat /sys/devices/system/cpu/vulnerabilities/meltdown 2>/dev/null)," \
 		"spectre_v2: $(cat /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null)"
 	echo /sbin/modprobe >/proc/sys/kernel/modprobe
@@ -398,21 +402,31 @@ check_queue_count() { # check_queue_count C: queue_count of $CTRL against min(2*
 	fi
 }
 
-check_id_ctrl() { # check_id_ctrl FILE MDTS: nvme id-ctrl output against the emulator's controller parameters
+id_ctrl_field() { # id_ctrl_field FILE KEY: the value of KEY in nvme id-ctrl output, nothing when it has none
+	awk -v k="$2" '$1 == k && $2 == ":" { print $3; exit }' "$1" 2>/dev/null
+}
+
+# check_id_ctrl FILE MDTS IOCCSZ [OVER]: nvme id-ctrl output against the emulator's controller parameters. IOCCSZ
+# is the transport's: 8196 = 4 + 131072/16 over TCP (128 KiB of in-capsule data), 4 + --in-capsule-data / 16 over
+# RDMA.
+check_id_ctrl() {
 	local want k v
-	# ioccsz 8196 = 4 + 131072/16: ernicd accepts 128 KiB of in-capsule data over TCP.
-	for want in "mdts=$2" maxcmd=128 ioccsz=8196; do
+	for want in "mdts=$2" maxcmd=128 "ioccsz=$3"; do
 		k=${want%=*}
-		v=$(awk -v k="$k" '$1 == k && $2 == ":" { print $3; exit }' "$1")
-		[ "$v" = "${want#*=}" ] || fail "id-ctrl $k is '$v', the emulator reports ${want#*=}"
+		v=$(id_ctrl_field "$1" "$k")
+		[ "$v" = "${want#*=}" ] || fail "id-ctrl${4:+ $4}: $k is '$v', the emulator reports ${want#*=}"
 	done
-	v=$(awk '$1 == "sgls" && $2 == ":" { print $3; exit }' "$1")
+	v=$(id_ctrl_field "$1" sgls)
 	case "$v" in
 	0x[0-9a-fA-F]* | [0-9]*) ;;
-	*) fail "id-ctrl has no numeric sgls field (got '$v')" ;;
+	*) fail "id-ctrl${4:+ $4} has no numeric sgls field (got '$v')" ;;
 	esac
-	[ $((v & 4)) -ne 0 ] || fail "id-ctrl sgls $v: keyed SGL data block (bit 2) is not set"
-	log "id-ctrl as the emulator reports: mdts $2, maxcmd 128, ioccsz 8196, sgls $v (keyed SGL, bit 2, set)"
+	[ $((v & 4)) -ne 0 ] || fail "id-ctrl${4:+ $4}: sgls $v: keyed SGL data block (bit 2) is not set"
+	log "id-ctrl${4:+ $4} as the emulator reports: mdts $2, maxcmd 128, ioccsz $3, sgls $v (keyed SGL, bit 2, set)"
+}
+
+round_order() { # round_order R: the targets' turns in suite round R, nvmet first in odd rounds
+	if [ $(($1 % 2)) -eq 0 ]; then echo "ernicd nvmet"; else echo "nvmet ernicd"; fi
 }
 
 expect_einval_512() { # expect_einval_512 DEVICE: a 512-byte O_DIRECT read on a 4 KiB-block device must fail, EINVAL
@@ -471,9 +485,9 @@ exercise_setup() { # exercise_setup NQN C BACKEND-LABEL: C = I/O queues the targ
 		*) head -n 12 "$RESULTS/$PHASE-$cmd.txt" ;;
 		esac
 	done
-	if [ "$PHASE" = ernicd ]; then check_id_ctrl "$RESULTS/$PHASE-id-ctrl.txt" "${ERNICD_MDTS:-5}"; fi
+	if [ "$PHASE" = ernicd ]; then check_id_ctrl "$RESULTS/$PHASE-id-ctrl.txt" "${ERNICD_MDTS:-5}" 8196; fi
 	# The ratios compare targets that may split a large request differently: each row says what MDTS it had.
-	v=$(awk '$1 == "mdts" && $2 == ":" { print $3; exit }' "$RESULTS/$PHASE-id-ctrl.txt")
+	v=$(id_ctrl_field "$RESULTS/$PHASE-id-ctrl.txt" mdts)
 	backend="$backend,mdts=${v:-?}"
 	log "nvme get-feature -f 7 /dev/$CTRL"
 	nvme get-feature -f 7 "/dev/$CTRL" >"$RESULTS/$PHASE-feature-7.txt" 2>&1 || {
@@ -494,11 +508,9 @@ exercise_setup() { # exercise_setup NQN C BACKEND-LABEL: C = I/O queues the targ
 # back to back, 3 rounds of one target and then 3 of the other measured the drift as much as the targets. Each
 # round appends its rows; ci/lane/run.sh takes the median per case.
 paired_rounds() {
-	local r order t
+	local r t
 	for r in $(seq "$ROUNDS"); do
-		order="nvmet ernicd"
-		if [ $((r % 2)) -eq 0 ]; then order="ernicd nvmet"; fi
-		for t in $order; do
+		for t in $(round_order "$r"); do
 			case "$t" in
 			nvmet) [ -n "$NVMET_DEV" ] || continue; DEV=$NVMET_DEV; SUITE_BACKEND=$NVMET_BACKEND ;;
 			ernicd) [ -n "$ERNICD_DEV" ] || continue; DEV=$ERNICD_DEV; SUITE_BACKEND=$ERNICD_BACKEND ;;
@@ -661,7 +673,7 @@ ernicd_open() {
 	echo "ernicd start" >/run/lane-step
 	if [ "$ERNICD_MDTS" = nvmet ]; then
 		# Like for like: one 1 MiB read is one command on each target, or eight on each.
-		ERNICD_MDTS=$(awk '$1 == "mdts" && $2 == ":" { print $3; exit }' "$RESULTS/nvmet-id-ctrl.txt" 2>/dev/null)
+		ERNICD_MDTS=$(id_ctrl_field "$RESULTS/nvmet-id-ctrl.txt" mdts)
 		log "ernicd takes nvmet-tcp's MDTS: ${ERNICD_MDTS:-none reported (nvmet phase skipped), its own 5}"
 	fi
 	truncate -s 64M /tmp/ernicd-ns2.img || fail "cannot create namespace file"
@@ -745,7 +757,7 @@ ernicd_close() {
 	nvme get-feature -f 7 "/dev/$CTRL" 2>&1 | grep 'Current value' || fail "nvme get-feature -f 7 on the queues=8 instance failed"
 	# Started with ernicd's defaults whatever mdts= the main instance has: its Identify is the emulator's own.
 	nvme id-ctrl "/dev/$CTRL" >"$RESULTS/$PHASE-q8-id-ctrl.txt" 2>&1 || fail "nvme id-ctrl on the queues=8 instance failed"
-	check_id_ctrl "$RESULTS/$PHASE-q8-id-ctrl.txt" 5
+	check_id_ctrl "$RESULTS/$PHASE-q8-id-ctrl.txt" 5 8196
 	check_queue_count 8
 	disconnect "$NQN_ERNICD_Q8"
 	pid=$ERNICD_Q8_PID

@@ -3,7 +3,7 @@
 # against ernicd --transport rdma and against the kernel's nvmet-rdma, the same sequence for both: discover
 # (trtype rdma, the RDMA TSAS), connect -i 8 -W 8, id-ctrl, queue_count, the host's memory regions against the MR
 # budget formula, suites/run cases on the namespace (crc32c verify included), disconnect; ernicd also has its
-# id-ctrl fields checked (mdts 5, ioccsz 4: no in-capsule data over RDMA, keyed SGL), 20 connect/disconnect rounds
+# id-ctrl fields checked (mdts 5, ioccsz 4 + its in-capsule data / 16, keyed SGL), 20 connect/disconnect rounds
 # with its counters back at rest, and the MR count at a second number of I/O queues.
 #
 # The fabric: a veth pair with private addresses (10.0.0.1 and 10.0.0.2), rxe0 on veth0, everything in the
@@ -137,18 +137,6 @@ rdma_check_discovery() { # rdma_check_discovery NQN: the log entry for NQN says 
 	grep -q 'rdma_cms: *rdma-cm' "$f" || fail "discovery log: rdma_cms is not 'rdma-cm'"
 }
 
-rdma_check_id_ctrl() { # rdma_check_id_ctrl FILE: mdts 5, maxcmd 128, ioccsz 4 (no in-capsule data), keyed SGL
-	local want k v
-	for want in mdts=5 maxcmd=128 ioccsz=4; do
-		k=${want%=*}
-		v=$(awk -v k="$k" '$1 == k && $2 == ":" { print $3; exit }' "$1")
-		[ "$v" = "${want#*=}" ] || fail "id-ctrl over RDMA: $k is '$v', the emulator reports ${want#*=}"
-	done
-	v=$(awk '$1 == "sgls" && $2 == ":" { print $3; exit }' "$1")
-	[ $((v & 4)) -ne 0 ] || fail "id-ctrl sgls $v: keyed SGL data block (bit 2) is not set"
-	log "id-ctrl over RDMA as the emulator reports: mdts 5, maxcmd 128, ioccsz 4, sgls $v (keyed SGL set)"
-}
-
 rdma_exercise() { # rdma_exercise NQN C: $PHASE's target alone on the host: discovery, Identify, queues, MRs
 	local nqn c f
 	nqn=$1
@@ -164,7 +152,7 @@ rdma_exercise() { # rdma_exercise NQN C: $PHASE's target alone on the host: disc
 		fail "nvme id-ctrl /dev/$CTRL failed"
 	}
 	grep -E '^(mdts|cntlid|maxcmd|sgls|ioccsz|iorcsz|subnqn) ' "$f" || true
-	if [ "$PHASE" = rdma-ernicd ]; then rdma_check_id_ctrl "$f"; fi
+	if [ "$PHASE" = rdma-ernicd ]; then check_id_ctrl "$f" 5 $((4 + ERNICD_RDMA_ICD / 16)) "over RDMA"; fi
 	check_queue_count "$c"
 	rdma_check_mrs "connect -i 8 -W 8"
 	disconnect "$nqn"
@@ -197,7 +185,15 @@ nvmet_rdma_start() {
 	echo "$RDMA_ADDR" >"$p/addr_traddr"
 	echo "$RDMA_PORT_NVMET" >"$p/addr_trsvcid"
 	ln -s "$s" "$p/subsystems/$NQN_NVMET_RDMA" || fail "cannot bind the subsystem to the RDMA port"
-	log "nvmet-rdma on $RDMA_ADDR:$RDMA_PORT_NVMET: $NQN_NVMET_RDMA, $NS_SIZE file namespace on tmpfs, $NVMET_RDMA_C I/O queues"
+	# Data up to this travels in the command's SEND, more by RDMA READ. Read once the port is enabled, which
+	# replaces "not set" (-1) with the default. ernicd is given the same (ernic.rdma_icd=nvmet, the default), so
+	# that a 4 KiB write is the same exchange with either target.
+	NVMET_RDMA_ICD=$(cat "$p/param_inline_data_size" 2>/dev/null)
+	case "$NVMET_RDMA_ICD" in
+	'' | *[!0-9]*) fail "nvmet-rdma port: param_inline_data_size is '$NVMET_RDMA_ICD', not a number of bytes" ;;
+	esac
+	log "nvmet-rdma on $RDMA_ADDR:$RDMA_PORT_NVMET: $NQN_NVMET_RDMA, $NS_SIZE file namespace on tmpfs," \
+		"$NVMET_RDMA_C I/O queues, in-capsule data $NVMET_RDMA_ICD"
 }
 
 nvmet_rdma_stop() {
@@ -223,19 +219,27 @@ ernicd_rdma_wait_listen() { # until ernicd's log says it listens, or it exited
 	done
 }
 
-rdma_mdts() { # rdma_mdts PHASE: the MDTS in that phase's id-ctrl output, or ?
-	local v
-	v=$(awk '$1 == "mdts" && $2 == ":" { print $3; exit }' "$RESULTS/$1-id-ctrl.txt" 2>/dev/null)
-	echo "${v:-?}"
+rxe_counters() { # rxe_counters: rxe0's hardware counters, "name value ..." on one line
+	$RDMA_TOOL statistic show link rxe0/1 2>/dev/null | tr -s ' \n' ' ' | sed 's/^link rxe0\/1 //'
 }
 
-# Both targets connected -i 8 -W 8, the suite cases in turns round by round (the order of paired_rounds in
-# guest-init.sh: nvmet first in odd rounds), both disconnected again.
+rxe_report() { # rxe_report WHAT BEFORE AFTER: the rxe0 counters that moved during WHAT
+	awk -v w="$1" -v a="$2" -v b="$3" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " "); line = ""
+		for (i = 1; i < n; i += 2)
+			if (y[i + 1] != x[i + 1]) line = line " " x[i] " " (y[i + 1] - x[i + 1])
+		print "rxe0 during " w ":" (line == "" ? " no counter moved" : line) }'
+}
+
+# Both targets connected -i 8 -W 8, the suite cases in turns round by round (round_order in guest-init.sh,
+# as the TCP phases take them), both disconnected again.
 rdma_paired_rounds() {
-	local edev ndev ebackend nbackend r order t
+	local edev ndev emdts nmdts ebackend nbackend r t before
 	# Each row says the MDTS its target reported (rdma_exercise kept the Identify), as the TCP phases' rows do.
-	ebackend="ernicd-rdma:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES,mdts=$(rdma_mdts rdma-ernicd)"
-	nbackend="nvmet-rdma:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_RDMA_C,mdts=$(rdma_mdts rdma-nvmet)"
+	emdts=$(id_ctrl_field "$RESULTS/rdma-ernicd-id-ctrl.txt" mdts)
+	nmdts=$(id_ctrl_field "$RESULTS/rdma-nvmet-id-ctrl.txt" mdts)
+	ebackend="ernicd-rdma:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES,mdts=${emdts:-?}"
+	nbackend="nvmet-rdma:file:size=$NS_SIZE,bs=4096,qid_max=$NVMET_RDMA_C,mdts=${nmdts:-?}"
 	PHASE=rdma-ernicd RDMA_PORT=$RDMA_PORT_ERNICD
 	rdma_connect "$NQN_ERNICD_RDMA" -i 8 -W 8
 	edev=$DEV
@@ -245,12 +249,11 @@ rdma_paired_rounds() {
 	log "both connected over RDMA for the suite rounds: ernicd $edev, nvmet-rdma $ndev"
 	SUITES_TRANSPORT=rdma
 	for r in $(seq "$ROUNDS"); do
-		order="nvmet ernicd"
-		if [ $((r % 2)) -eq 0 ]; then order="ernicd nvmet"; fi
-		for t in $order; do
+		for t in $(round_order "$r"); do
 			PHASE=rdma-$t
 			echo "$PHASE suite cases, round $r" >/run/lane-step
 			log "suite cases, round $r of $ROUNDS"
+			before=$(rxe_counters)
 			if [ "$t" = ernicd ]; then
 				DEV=$edev
 				# shellcheck disable=SC2086 # word list
@@ -260,6 +263,9 @@ rdma_paired_rounds() {
 				# shellcheck disable=SC2086 # word list
 				run_suites "$nbackend" "$RESULTS/csv/$PHASE" $RDMA_CASES
 			fi
+			# Retransmissions, RNR NAKs or sequence errors in one target's rounds and not the other's say the
+			# fabric, not the target, set that round's pace.
+			log "$(rxe_report "round $r" "$before" "$(rxe_counters)")"
 		done
 	done
 	# shellcheck disable=SC2034 # read by run_suites (guest-init.sh)
@@ -279,7 +285,9 @@ phase_rdma() {
 
 	PHASE=rdma-ernicd
 	echo "rdma ernicd start" >/run/lane-step
+	if [ "$ERNICD_RDMA_ICD" = nvmet ]; then ERNICD_RDMA_ICD=$NVMET_RDMA_ICD; fi
 	set -- --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT" --nqn "$NQN_ERNICD_RDMA" \
+		--in-capsule-data "$ERNICD_RDMA_ICD" \
 		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" --stats "$ERNICD_STATS"
 	log "ernicd $*"
 	ERNICD_LOG=$RESULTS/ernicd-rdma.log

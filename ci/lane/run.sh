@@ -14,11 +14,16 @@
 #        LANE_ERNICD_MDTS=N|nvmet  mdts= of the ernicd the suite cases run against (default nvmet: the MDTS
 #                       nvmet-tcp reported in the same guest, 0 = no limit, so both split requests alike; 5 is
 #                       ernicd's own default); the ratio table prints both targets' MDTS either way
+#        LANE_ERNICD_RDMA_ICD=BYTES|nvmet  --in-capsule-data of the RDMA phase's ernicd (default nvmet: the
+#                       param_inline_data_size of the nvmet-rdma port beside it, 4096 unless set; 0 is
+#                       ernicd's own default, IOCCSZ 4)
 #        LANE_ERNICD_CPUS=LIST|all  ernicd --cpus of that ernicd and the lad phase's (default all: unpinned,
 #                       as nvmet-tcp's work is; 1: the guest's last CPU, the default before 2026-12-03)
 #        LANE_CASES=SUITE/CASE[,SUITE/CASE]  only these suite cases (default: all of ci/lane/guest-init.sh's)
 #        LANE_CPU_SPLIT=1  run the suite cases one suites/run each and log where each vCPU's time went during
 #                       each case, and ernicd's CPU ticks (default 0: one suites/run for all, quicker)
+#        LANE_IDLE=poll|halt  how the guest's idle vCPUs wait (default poll: idle=poll; halt: the kernel's own
+#                       HLT, the default before 2026-12-03)
 #        LANE_KERNEL_ARGS="ARG..."  more guest kernel arguments, after the lane's own (the last of a key wins:
 #                       clocksource=hpet restores the clock the guest picked by itself before 2026-12-03)
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
@@ -60,13 +65,22 @@ for c in qemu-system-x86_64 timeout jq; do
 	command -v "$c" >/dev/null || die "missing command $c (run: ci/deps.sh lane)"
 done
 
-"$HERE/build-guest.sh" || die "building the guest failed"
-elapsed
-
 # The TSC as clocksource, its watchdog off: left to itself the guest picks HPET under TCG, where every clock
 # read (fio's per I/O, the TCP stack's per segment, ernicd's spin) is a system call and an emulated device
 # access. TCG's TSC follows the host's monotonic clock, one count for every vCPU, so it is safe to trust here.
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests clocksource=tsc tsc=reliable"
+# Idle vCPUs poll instead of halting (idle=poll, as a host tuned for latency runs). Under TCG a halted vCPU is a
+# host thread asleep on a condition variable, and waking it costs tens of microseconds where a real CPU leaves
+# C1 in about one. A target whose reply wakes the host's CPU from another one pays that once per I/O: ernicd,
+# whose reply makes the host queue its nvme-tcp io_work on the submitting CPU, where nvmet-tcp's whole exchange
+# stays on that CPU in kernel workers (measured 2026-12-03: with halting idle ernicd's queue depth 1 took
+# 418-524 us, with polling 279-342 us; nvmet-tcp's 318-355 us and 313-362 us).
+IDLE=${LANE_IDLE:-poll}
+case "$IDLE" in
+poll) APPEND="$APPEND idle=poll" ;;
+halt) ;;
+*) die "LANE_IDLE must be poll or halt (got '$IDLE')" ;;
+esac
 APPEND="$APPEND ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT"
 if [ -n "${LANE_KERNEL_ARGS:-}" ]; then
@@ -85,6 +99,11 @@ if [ -n "${LANE_ERNICD_CPUS:-}" ]; then
 		die "LANE_ERNICD_CPUS must be a CPU list such as 1 or 0-1, or all (got '$LANE_ERNICD_CPUS')"
 	APPEND="$APPEND ernic.cpus=$LANE_ERNICD_CPUS"
 fi
+if [ -n "${LANE_ERNICD_RDMA_ICD:-}" ]; then
+	[[ $LANE_ERNICD_RDMA_ICD =~ ^([0-9]{1,5}|nvmet)$ ]] ||
+		die "LANE_ERNICD_RDMA_ICD must be a number of bytes or nvmet (got '$LANE_ERNICD_RDMA_ICD')"
+	APPEND="$APPEND ernic.rdma_icd=$LANE_ERNICD_RDMA_ICD"
+fi
 if [ -n "${LANE_CPU_SPLIT:-}" ]; then
 	[[ $LANE_CPU_SPLIT =~ ^[01]$ ]] || die "LANE_CPU_SPLIT must be 0 or 1 (got '$LANE_CPU_SPLIT')"
 	APPEND="$APPEND ernic.cpusplit=$LANE_CPU_SPLIT"
@@ -99,6 +118,9 @@ if [ -n "${LANE_SKIP:-}" ]; then
 		die "LANE_SKIP must be a comma list of nvmet, ernicd, faults, lad, rdma, passthru, ctl (got '$LANE_SKIP')"
 	APPEND="$APPEND ernic.skip=$LANE_SKIP"
 fi
+# After the knobs: a wrong one is refused before the guest is built.
+"$HERE/build-guest.sh" || die "building the guest failed"
+elapsed
 # The conformance suite's in-process column, on this machine (under TCG it takes minutes); the guest adds the
 # device columns (ci/lane/phase-passthru.sh).
 CONF=$OUT/conformance

@@ -28,10 +28,8 @@
 #include "ernic/control.h"
 #include "ernic/ernic.h"
 #include "ernic/nvmf.h"
+#include "ernic/rdma.h" /* declarations only: ERNIC_HAVE_RDMA says whether they are built */
 #include "ernic/tcp.h"
-#ifdef ERNIC_HAVE_RDMA
-#include "ernic/rdma.h"
-#endif
 
 #define ERNICD "ernicd"
 #define ERNICD_DEFAULT_ADDR "127.0.0.1"
@@ -50,7 +48,7 @@ static const char usage[] =
 	"Usage: " ERNICD " [--transport tcp|rdma] [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
 	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N] [--cpus LIST]\n"
-	"              [--zero-copy-reads] [--maxh2cdata BYTES]\n"
+	"              [--zero-copy-reads] [--maxh2cdata BYTES] [--in-capsule-data BYTES]\n"
 	"\n"
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
@@ -93,6 +91,9 @@ static const char usage[] =
 	"  --maxh2cdata BYTES  NVMe/TCP: MAXH2CDATA to advertise in ICResp, the largest H2CData PDU a\n"
 	"                      host may send (C2HData goes out in PDUs of this size too); 4096..1 GiB,\n"
 	"                      a multiple of 4 (default 1048576)\n"
+	"  --in-capsule-data BYTES  NVMe/RDMA: data an I/O queue command may carry in its SEND,\n"
+	"                      0..16384, a multiple of 16 (IOCCSZ 4 + BYTES / 16); default 0, every\n"
+	"                      command's data by RDMA READ or WRITE (nvmet-rdma's default is 4096)\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -119,6 +120,8 @@ struct ernicd_opts {
 	cpu_set_t cpus; /* --cpus; empty: not given (a list names at least one CPU) */
 	bool zero_copy_reads;
 	unsigned int maxh2cdata; /* 0: the port's default */
+	const char *in_capsule_data; /* --in-capsule-data as given; NULL: not given */
+	unsigned int in_capsule_bytes;
 };
 
 /* The NVMe/RDMA port, a pointer only when built without rdma-core. */
@@ -213,7 +216,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
 	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
 	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T', OPT_CPUS = 'P',
-	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M' };
+	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M', OPT_IN_CAPSULE_DATA = 'D' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -230,6 +233,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "zero-copy-reads", no_argument, NULL, OPT_ZERO_COPY_READS },
 		{ "maxh2cdata", required_argument, NULL, OPT_MAXH2CDATA },
+		{ "in-capsule-data", required_argument, NULL, OPT_IN_CAPSULE_DATA },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -315,6 +319,12 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			if (o->maxh2cdata % 4)
 				bad_arg("--maxh2cdata", optarg, "must be a multiple of 4");
 			break;
+		case OPT_IN_CAPSULE_DATA:
+			o->in_capsule_data = optarg;
+			o->in_capsule_bytes = parse_uint("--in-capsule-data", optarg, 0, ERNIC_RDMA_MAX_IN_CAPSULE_DATA);
+			if (o->in_capsule_bytes % 16)
+				bad_arg("--in-capsule-data", optarg, "must be a multiple of 16 (IOCCSZ counts 16-byte units)");
+			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
 			exit(0);
@@ -328,6 +338,9 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	}
 	if (o->trace && !o->trace_sample)
 		o->trace_sample = ERNIC_STAGE_SAMPLE_DEFAULT;
+	/* NVMe/TCP's in-capsule data is the port's own (IOCCSZ 8196). */
+	if (o->in_capsule_data && !o->rdma)
+		bad_arg("--in-capsule-data", o->in_capsule_data, "NVMe/RDMA only (with --transport rdma)");
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", ERNICD, argv[optind]);
 		exit(2);
@@ -442,7 +455,7 @@ int main(int argc, char **argv)
 	uint16_t rdma_portid = 0;
 #endif
 	const char *env = getenv("ERNIC_BACKEND");
-	char err[ERNIC_ERRLEN], desc[512], mdata[32] = "";
+	char err[ERNIC_ERRLEN], desc[512], mdata[64] = "";
 	uint16_t bound = 0;
 	sigset_t sigs;
 	int rc, sig, status = 0;
@@ -489,6 +502,7 @@ int main(int argc, char **argv)
 	ropts.trace = o.rdma ? trace : NULL;
 	ropts.sample_every = o.trace_sample;
 	ropts.max_queues = o.max_connections;
+	ropts.in_capsule_data = o.in_capsule_bytes;
 #endif
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;
@@ -559,6 +573,9 @@ int main(int argc, char **argv)
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
 	if (!o.rdma)
 		snprintf(mdata, sizeof(mdata), ", MAXH2CDATA %u", o.maxh2cdata ? o.maxh2cdata : ERNIC_TCP_MAXH2CDATA);
+	else
+		snprintf(mdata, sizeof(mdata), ", in-capsule data %u (IOCCSZ %u)", o.in_capsule_bytes,
+			 ERNIC_IOCCSZ + o.in_capsule_bytes / 16);
 	fprintf(stderr, "%s: listening on %s%s%s:%u%s, subsystem %s, %u namespace(s), backend %s, %s%s%s%s\n", ERNICD,
 		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", bound,
 		o.rdma ? " (NVMe/RDMA)" : "", o.nqn, ernic_target_nr_ns(tgt), desc,

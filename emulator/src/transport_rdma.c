@@ -5,16 +5,19 @@
  *
  * One RDMA CM connection is one NVMe queue: a reliable connected queue pair
  * with its own protection domain, completion queue and completion channel,
- * served by one thread. Its receive queue holds one 64-byte buffer per
- * submission queue entry the host announced (HSQSIZE + 1): IOCCSZ is 4, no
- * in-capsule data. Each capsule becomes a struct ernic_req handed to
- * ernic_req_exec(), as on the other ports; the only thing this file adds is
- * moving data:
+ * served by one thread. Its receive queue holds one buffer per submission
+ * queue entry the host announced (HSQSIZE + 1): the 64-byte command and, on
+ * an I/O queue, the port's in-capsule data (none by default: IOCCSZ 4, as the
+ * seed's RNIC; 4096 gives nvmet-rdma's IOCCSZ 260; the admin queue takes
+ * none, as on nvmet-rdma). Each capsule becomes a
+ * struct ernic_req handed to ernic_req_exec(), as on the other ports; the
+ * only thing this file adds is moving data:
  *
- *  - host to controller: before exec, an RDMA READ from the host's region
- *    (the keyed SGL's address and rkey) into the slot's bounce buffer, but
- *    only for a command the core would take (ernic_req_check()); the command
- *    runs when the READ completes.
+ *  - host to controller: in-capsule data (SGL Data Block, offset subtype)
+ *    came with the command; otherwise, before exec, an RDMA READ from the
+ *    host's region (the keyed SGL's address and rkey) into the slot's bounce
+ *    buffer, but only for a command the core would take (ernic_req_check());
+ *    the command runs when the READ completes.
  *  - controller to host: map_data hands the core the slot's bounce buffer,
  *    which then goes out as an RDMA WRITE chained before the response SEND;
  *    RC ordering puts the data in host memory before the completion.
@@ -86,7 +89,8 @@ struct nvmf_rdma_req {
 	struct nvmf_rdma_queue *q;
 	struct nvme_cqe *rsp; /* registered, what the SEND carries */
 	uint8_t *buf;	      /* registered bounce buffer, NVMF_RDMA_BUF_SIZE */
-	uint32_t h2c_len;     /* bytes the RDMA READ brought into buf */
+	uint32_t h2c_len;     /* bytes of host data in buf: in-capsule, or what the RDMA READ brought */
+	bool icd;	      /* h2c_len bytes came in the capsule (SGL Data Block, offset subtype) */
 	uint32_t c2h_len;     /* bytes map_data gave the core to fill, to RDMA WRITE */
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
 	struct ernic_stage_stamps stamps;
@@ -95,7 +99,7 @@ struct nvmf_rdma_req {
 } __attribute__((aligned(8)));
 
 struct nvmf_rdma_recv {
-	struct nvme_sqe *capsule; /* registered */
+	struct nvme_sqe *capsule; /* registered, recv_size bytes: the command, then in-capsule data */
 } __attribute__((aligned(8)));
 
 struct nvmf_rdma_queue {
@@ -106,7 +110,8 @@ struct nvmf_rdma_queue {
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	struct ibv_mr *capsule_mr, *rsp_mr, *buf_mr;
-	struct nvme_sqe *capsules;
+	uint8_t *capsules;  /* nr_recv receive buffers of recv_size bytes */
+	uint32_t recv_size; /* a command, and the port's in-capsule data on an I/O queue */
 	struct nvme_cqe *rsps;
 	uint8_t *bufs;
 	size_t bufs_len;
@@ -151,6 +156,12 @@ static const char *const nvmf_rdma_log_kinds[NVMF_RDMA_LOG_NR] = {
 
 struct ernic_rdma_port {
 	struct ernic_target *tgt;
+	/*
+	 * nvmf_rdma_ops with the in-capsule data size of ernic_rdma_port_opts:
+	 * with some, a small write travels in the host's SEND with its command
+	 * (no RDMA READ round trip, no memory registration on the host for it).
+	 */
+	struct ernic_transport_ops ops;
 	struct ernic_log log;
 	unsigned int max_queues;
 	struct ernic_trace trace;
@@ -178,7 +189,7 @@ static const struct ernic_transport_ops nvmf_rdma_ops = {
 	.trtype = NVMF_TRTYPE_RDMA,
 	.map_data = nvmf_rdma_map_data,
 	.complete = nvmf_rdma_complete,
-	/* Every command carries a keyed SGL: IOCCSZ 4. */
+	/* The port's own copy sets it (ernic_rdma_port_opts.in_capsule_data); IOCCSZ 4 without. */
 	.in_capsule_data_size = 0,
 };
 
@@ -216,7 +227,7 @@ static int nvmf_rdma_post_recv(struct nvmf_rdma_queue *q, struct nvmf_rdma_recv 
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)rv->capsule,
-		.length = sizeof(struct nvme_sqe),
+		.length = q->recv_size,
 		.lkey = q->capsule_mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = NVMF_RDMA_WR_ID(rv, NVMF_RDMA_WR_RECV), .sg_list = &sge, .num_sge = 1 }, *bad;
@@ -225,8 +236,8 @@ static int nvmf_rdma_post_recv(struct nvmf_rdma_queue *q, struct nvmf_rdma_recv 
 }
 
 /*
- * A keyed SGL Data Block (Fabrics 1.1, RDMA binding: the only descriptor
- * over RDMA without in-capsule data), address or invalidate subtype, that
+ * A keyed SGL Data Block (Fabrics 1.1, RDMA binding: the descriptor of data
+ * moved by RDMA READ or WRITE), address or invalidate subtype, that
  * describes at least @len bytes and fits a bounce buffer.
  */
 static uint16_t nvmf_rdma_sgl_check(const struct nvme_sgl_desc *sgl, uint32_t len)
@@ -242,11 +253,36 @@ static uint16_t nvmf_rdma_sgl_check(const struct nvme_sgl_desc *sgl, uint32_t le
 	return NVME_SC_SUCCESS;
 }
 
+/*
+ * In-capsule data (SGL Data Block, offset subtype: the address is an offset
+ * into the data after the command, ICDOFF 0) flows host to controller only,
+ * and must lie within what the capsule carried.
+ */
+static uint16_t nvmf_rdma_map_icd(struct nvmf_rdma_req *r, uint32_t len, enum nvme_data_dir dir, void **buf)
+{
+	const struct nvme_sgl_desc *sgl = &r->req.sqe.dptr;
+	uint32_t sgl_len = sgl->unkeyed.length;
+
+	if (NVME_SGL_ID_SUBTYPE(sgl->id) != NVME_SGL_SUBTYPE_OFFSET)
+		return NVME_SC_SGL_INVALID_SUBTYPE;
+	if (dir != NVME_DATA_HOST_TO_CTRL)
+		return NVME_SC_INVALID_FIELD;
+	if (!r->icd || sgl->addr > r->h2c_len || sgl_len > r->h2c_len - sgl->addr)
+		return NVME_SC_SGL_INVALID_OFFSET;
+	if (len > sgl_len)
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	*buf = r->buf + sgl->addr;
+	return NVME_SC_SUCCESS;
+}
+
 static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf)
 {
 	struct nvmf_rdma_req *r = req->transport_ctx;
-	uint16_t status = nvmf_rdma_sgl_check(&req->sqe.dptr, len);
+	uint16_t status;
 
+	if (NVME_SGL_ID_TYPE(req->sqe.dptr.id) == NVME_SGL_TYPE_DATA_BLOCK)
+		return nvmf_rdma_map_icd(r, len, dir, buf);
+	status = nvmf_rdma_sgl_check(&req->sqe.dptr, len);
 	if (status)
 		return status;
 	switch (dir) {
@@ -406,6 +442,14 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	r->req.sq = &q->sq;
 	r->req.transport_ctx = r;
 	r->h2c_len = r->c2h_len = 0;
+	r->icd = false;
+	/* Bytes after a command with a keyed SGL are no data of it: ignored, as nvmet-rdma does. */
+	if (byte_len > sizeof(struct nvme_sqe) && NVME_SGL_ID_TYPE(r->req.sqe.dptr.id) == NVME_SGL_TYPE_DATA_BLOCK) {
+		/* Copied out so that the buffer goes straight back to the receive queue; a page is cheap to copy. */
+		r->h2c_len = byte_len - (uint32_t)sizeof(struct nvme_sqe);
+		r->icd = true;
+		memcpy(r->buf, rv->capsule + 1, r->h2c_len);
+	}
 	if (ernic_trace_due(&q->tq))
 		ernic_trace_begin(&q->port->trace, &q->tq, q->connected ? q->qid : 0, &r->req, &r->stamps, &r->rec);
 	if (nvmf_rdma_post_recv(q, rv)) {
@@ -415,7 +459,7 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	}
 	sgl = &r->req.sqe.dptr;
 	len = nvme_keyed_sgl_len(sgl);
-	if (nvme_sqe_data_dir(&r->req.sqe) == NVME_DATA_HOST_TO_CTRL && len &&
+	if (!r->icd && nvme_sqe_data_dir(&r->req.sqe) == NVME_DATA_HOST_TO_CTRL && len &&
 	    nvmf_rdma_sgl_check(sgl, len) == NVME_SC_SUCCESS && !ernic_req_check(&r->req)) {
 		struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = len, .lkey = q->buf_mr->lkey };
 		struct ibv_send_wr wr = {
@@ -658,7 +702,10 @@ static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 	if (rdma_create_qp(id, q->pd, &qpa))
 		return -errno;
 
-	q->capsules = calloc(q->nr_recv, sizeof(*q->capsules));
+	/* The host puts no data in an admin queue's capsules (nvme-rdma does not; nor does nvmet-rdma take any). */
+	q->recv_size = (uint32_t)sizeof(struct nvme_sqe) + (q->cm_qid ? q->port->ops.in_capsule_data_size : 0);
+	if (posix_memalign((void **)&q->capsules, 64, (size_t)q->nr_recv * q->recv_size))
+		q->capsules = NULL;
 	q->recvs = calloc(q->nr_recv, sizeof(*q->recvs));
 	q->rsps = calloc(q->nr_reqs, sizeof(*q->rsps));
 	q->reqs = calloc(q->nr_reqs, sizeof(*q->reqs));
@@ -668,7 +715,7 @@ static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 		q->bufs = NULL;
 	if (!q->capsules || !q->recvs || !q->rsps || !q->reqs || !q->bufs)
 		return -ENOMEM;
-	q->capsule_mr = ibv_reg_mr(q->pd, q->capsules, q->nr_recv * sizeof(*q->capsules), IBV_ACCESS_LOCAL_WRITE);
+	q->capsule_mr = ibv_reg_mr(q->pd, q->capsules, (size_t)q->nr_recv * q->recv_size, IBV_ACCESS_LOCAL_WRITE);
 	q->rsp_mr = ibv_reg_mr(q->pd, q->rsps, q->nr_reqs * sizeof(*q->rsps), 0);
 	q->buf_mr = ibv_reg_mr(q->pd, q->bufs, q->bufs_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!q->capsule_mr || !q->rsp_mr || !q->buf_mr)
@@ -683,7 +730,7 @@ static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 		q->free_reqs = r;
 	}
 	for (uint32_t i = 0; i < q->nr_recv; i++) {
-		q->recvs[i].capsule = &q->capsules[i];
+		q->recvs[i].capsule = (struct nvme_sqe *)(q->capsules + (size_t)i * q->recv_size);
 		if (nvmf_rdma_post_recv(q, &q->recvs[i]))
 			return -ENOMEM;
 	}
@@ -756,7 +803,7 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 		nvmf_rdma_queue_free(q);
 		goto drop;
 	}
-	ernic_sq_init(&q->sq, port->tgt, &nvmf_rdma_ops, q);
+	ernic_sq_init(&q->sq, port->tgt, &port->ops, q);
 	q->sq.portid = port->portid;
 	rep.crqsize = (uint16_t)nr_recv;
 	param.private_data = &rep;
@@ -864,6 +911,14 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 
 	if (!port)
 		return -ENOMEM;
+	port->ops = nvmf_rdma_ops;
+	if (opts && opts->in_capsule_data) {
+		if (opts->in_capsule_data % 16 || opts->in_capsule_data > ERNIC_RDMA_MAX_IN_CAPSULE_DATA) {
+			free(port);
+			return -EINVAL;
+		}
+		port->ops.in_capsule_data_size = opts->in_capsule_data;
+	}
 	port->ch = rdma_create_event_channel();
 	if (!port->ch) {
 		rc = errno ? -errno : -ENODEV;

@@ -13,9 +13,15 @@
  * Invalidate). A refusal takes I/O queue 1 down: the bytes are then checked
  * through an I/O queue 2.
  *
+ * Then the in-capsule data cases (icd_cases): writes whose data comes in the
+ * SEND after the command (SGL Data Block, offset subtype), each checked for
+ * its status and for the block's bytes afterwards.
+ *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
- * then "ksgl: N/N cases as the table says". Exit 0 when all are, 1 when one is
- * not, 2 on bad arguments, 77 when the device cannot bind memory windows.
+ * then "ksgl: N/N cases as the table says", then "icd: <case>: <status>
+ * (expected: <status>)" and "icd: N/N cases as expected". Exit 0 when all
+ * are, 1 when one is not, 2 on bad arguments, 77 when the device cannot bind
+ * memory windows.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -143,7 +149,7 @@ static int hq_open(struct hq *q, uint16_t qid, char *err, size_t errlen)
 					 .responder_resources = RDMA_MAX_RESP_RES, .retry_count = 7,
 					 .rnr_retry_count = 7 };
 	struct ibv_qp_init_attr qpa = { .qp_type = IBV_QPT_RC,
-					.cap = { .max_send_wr = 16, .max_recv_wr = QSIZE, .max_send_sge = 1,
+					.cap = { .max_send_wr = 16, .max_recv_wr = QSIZE, .max_send_sge = 2,
 						 .max_recv_sge = 1 } };
 	int rc;
 
@@ -201,18 +207,21 @@ static int hq_open(struct hq *q, uint16_t qid, char *err, size_t errlen)
 }
 
 /*
- * Send @sqe and wait for its response. A failed work request, a disconnect
- * or silence: not completed, with the reason.
+ * Send @sqe, followed in the same SEND by @icd when there is one (in-capsule
+ * data), and wait for its response. A failed work request, a disconnect or
+ * silence: not completed, with the reason.
  */
-static struct result hq_cmd(struct hq *q, const struct nvme_sqe *sqe)
+static struct result hq_cmd_icd(struct hq *q, const struct nvme_sqe *sqe, const struct ibv_sge *icd)
 {
 	struct result res = { 0 };
-	struct ibv_sge sge = { .addr = (uintptr_t)&q->cmd, .length = sizeof(q->cmd), .lkey = q->cmd_mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	struct ibv_sge sge[2] = { { .addr = (uintptr_t)&q->cmd, .length = sizeof(q->cmd), .lkey = q->cmd_mr->lkey } };
+	struct ibv_send_wr wr = { .sg_list = sge, .num_sge = icd ? 2 : 1, .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	uint64_t end = now_ms() + TIMEOUT_MS;
 	bool sent = false;
 
+	if (icd)
+		sge[1] = *icd;
 	q->cmd = *sqe;
 	q->cmd.cid = ++q->cid;
 	if (q->dead || ibv_post_send(q->id->qp, &wr, &bad)) {
@@ -260,6 +269,11 @@ static struct result hq_cmd(struct hq *q, const struct nvme_sqe *sqe)
 	}
 	res.why = "no response";
 	return res;
+}
+
+static struct result hq_cmd(struct hq *q, const struct nvme_sqe *sqe)
+{
+	return hq_cmd_icd(q, sqe, NULL);
 }
 
 static void sqe_sgl(struct nvme_sqe *sqe, uint64_t addr, uint32_t len, uint32_t rkey, uint8_t subtype)
@@ -531,9 +545,97 @@ out:
 	return rc;
 }
 
+/* In-capsule data: the SGL says @sgl_len bytes at offset @offset of the @sent bytes after the command. */
+struct icd_case {
+	const char *name;
+	uint8_t opc;
+	uint64_t offset;
+	uint32_t sgl_len, sent;
+	uint16_t want; /* the status, without DNR */
+};
+
+static const struct icd_case icd_cases[] = {
+	{ "write, one block in the capsule", NVME_CMD_WRITE, 0, KSGL_BLOCK, KSGL_BLOCK, NVME_SC_SUCCESS },
+	{ "write, offset past the start", NVME_CMD_WRITE, 512, KSGL_BLOCK, KSGL_BLOCK, NVME_SC_SGL_INVALID_OFFSET },
+	{ "write, SGL longer than the data sent", NVME_CMD_WRITE, 0, KSGL_BLOCK, KSGL_BLOCK / 2,
+	  NVME_SC_SGL_INVALID_OFFSET },
+	{ "write, no data after the command", NVME_CMD_WRITE, 0, KSGL_BLOCK, 0, NVME_SC_SGL_INVALID_OFFSET },
+	{ "write, SGL shorter than the block", NVME_CMD_WRITE, 0, KSGL_BLOCK / 2, KSGL_BLOCK / 2,
+	  NVME_SC_SGL_INVALID_DATA_LEN },
+	{ "read into the capsule", NVME_CMD_READ, 0, KSGL_BLOCK, 0, NVME_SC_INVALID_FIELD },
+};
+#define ICD_NR_CASES (sizeof(icd_cases) / sizeof(icd_cases[0]))
+
+/*
+ * The in-capsule cases on one controller: each command's status, and the
+ * block afterwards: the case's pattern after a write that succeeded, what it
+ * was before after any other. Returns how many were as expected, or -1 when
+ * the controller could not be set up (@err).
+ */
+static int run_icd_cases(char *err, size_t errlen)
+{
+	static _Alignas(4096) uint8_t data[KSGL_BLOCK], before[KSGL_BLOCK], after[KSGL_BLOCK];
+	struct hq admin = { 0 }, io = { 0 };
+	struct ibv_mr *mr = NULL;
+	uint16_t cntlid = 0;
+	int ok = -1;
+
+	if (ctrlr_open(&admin, &io, 1, &cntlid, err, errlen))
+		goto out;
+	mr = ibv_reg_mr(io.pd, data, sizeof(data), IBV_ACCESS_LOCAL_WRITE);
+	if (!mr) {
+		snprintf(err, errlen, "cannot register the in-capsule data buffer");
+		goto out;
+	}
+	ok = 0;
+	for (unsigned int i = 0; i < ICD_NR_CASES; i++) {
+		const struct icd_case *c = &icd_cases[i];
+		struct ibv_sge sge = { .addr = (uintptr_t)data, .length = c->sent, .lkey = mr->lkey };
+		struct nvme_sqe sqe = { .opc = c->opc, .nsid = 1, .cdw10 = KSGL_SLBA, .flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG };
+		uint8_t pattern = (uint8_t)(0x90 + i);
+		bool want_written = c->want == NVME_SC_SUCCESS && c->opc == NVME_CMD_WRITE;
+		struct result r;
+		uint16_t got;
+		bool clean;
+
+		if (read_block(&io, before)) {
+			printf("icd: %s: could not run: reading the block before the case failed\n", c->name);
+			continue;
+		}
+		memset(data, pattern, sizeof(data));
+		sqe.dptr.addr = c->offset;
+		sqe.dptr.unkeyed.length = c->sgl_len;
+		sqe.dptr.id = NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET);
+		r = hq_cmd_icd(&io, &sqe, c->sent ? &sge : NULL);
+		if (!r.completed) {
+			printf("icd: %s: no completion: %s (expected: %s)  <-- differs\n", c->name, r.why,
+			       ernic_status_str(c->want));
+			break; /* the queue is gone: nothing after it can run */
+		}
+		got = r.status & (uint16_t)~NVME_CQE_STATUS_DNR;
+		if (read_block(&io, after)) {
+			printf("icd: %s: could not run: reading the block back failed\n", c->name);
+			continue;
+		}
+		clean = want_written ? all_bytes(after, KSGL_BLOCK, pattern) : !memcmp(after, before, KSGL_BLOCK);
+		printf("icd: %s: %s (expected: %s)%s%s\n", c->name, ernic_status_str(got), ernic_status_str(c->want),
+		       clean ? "" : ", but the block is not what it should be", got == c->want && clean ? "" : "  <-- differs");
+		fflush(stdout);
+		ok += got == c->want && clean;
+	}
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	hq_close(&io);
+	hq_close(&admin);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int ok = 0;
+	char icd_err[256] = "";
+	int icd_ok;
 
 	if (argc != 4 || !strcmp(argv[1], "--help")) {
 		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN\n");
@@ -558,5 +660,9 @@ int main(int argc, char **argv)
 		ok += rc == 1;
 	}
 	printf("ksgl: %u/%zu cases as the table says\n", ok, KSGL_NR_CASES);
-	return ok == KSGL_NR_CASES ? 0 : 1;
+	icd_ok = run_icd_cases(icd_err, sizeof(icd_err));
+	if (icd_ok < 0)
+		printf("icd: could not run: %s\n", icd_err);
+	printf("icd: %d/%zu cases as expected\n", icd_ok < 0 ? 0 : icd_ok, ICD_NR_CASES);
+	return ok == KSGL_NR_CASES && icd_ok == (int)ICD_NR_CASES ? 0 : 1;
 }

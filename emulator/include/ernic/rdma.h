@@ -42,6 +42,11 @@ struct ernic_rdma_port;
  * are counted in one "suppressed N similar lines" line.
  */
 #define ERNIC_RDMA_LOG_BURST 32
+/*
+ * The most in-capsule data a port offers per I/O queue command (and
+ * nvmet-rdma's largest): every receive buffer of a queue holds that much.
+ */
+#define ERNIC_RDMA_MAX_IN_CAPSULE_DATA 16384u
 
 /**
  * struct ernic_rdma_port_opts - how a port behaves
@@ -57,6 +62,11 @@ struct ernic_rdma_port;
  * @trace: where a writer thread puts the header of ernic/trace.h and then one
  *	line per sampled command, every ERNIC_TRACE_FLUSH_MS and when the port
  *	stops; NULL writes none (the stage sums are kept either way)
+ * @in_capsule_data: bytes of data an I/O queue command may carry after it in
+ *	its SEND (SGL Data Block, offset subtype), a multiple of 16 up to
+ *	ERNIC_RDMA_MAX_IN_CAPSULE_DATA; Identify reports IOCCSZ 4 + this / 16.
+ *	0, the default, is the seed's RNIC: IOCCSZ 4, every command's data moved
+ *	by RDMA READ or WRITE. nvmet-rdma's default is 4096.
  */
 struct ernic_rdma_port_opts {
 	FILE *log;
@@ -64,11 +74,13 @@ struct ernic_rdma_port_opts {
 	unsigned int max_queues;
 	uint32_t sample_every;
 	FILE *trace;
+	uint32_t in_capsule_data;
 };
 
 /*
  * A port of @tgt that does not listen yet: opens the RDMA CM event channel.
- * Returns 0 or -errno (-ENODEV when the kernel has no RDMA CM).
+ * Returns 0 or -errno (-ENODEV when the kernel has no RDMA CM, -EINVAL for
+ * an @in_capsule_data the port cannot offer).
  */
 int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_port_opts *opts,
 			   struct ernic_rdma_port **out);
