@@ -89,8 +89,7 @@ struct nvmf_rdma_req {
 	struct nvmf_rdma_queue *q;
 	struct nvme_cqe *rsp; /* registered, what the SEND carries */
 	uint8_t *buf;	      /* registered bounce buffer, NVMF_RDMA_BUF_SIZE */
-	uint32_t h2c_len;     /* bytes of host data in buf: in-capsule, or what the RDMA READ brought */
-	bool icd;	      /* h2c_len bytes came in the capsule (SGL Data Block, offset subtype) */
+	uint32_t h2c_len;     /* bytes of host data in buf: what came in the capsule, or what the RDMA READ brought */
 	uint32_t c2h_len;     /* bytes map_data gave the core to fill, to RDMA WRITE */
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
 	struct ernic_stage_stamps stamps;
@@ -267,7 +266,7 @@ static uint16_t nvmf_rdma_map_icd(struct nvmf_rdma_req *r, uint32_t len, enum nv
 		return NVME_SC_SGL_INVALID_SUBTYPE;
 	if (dir != NVME_DATA_HOST_TO_CTRL)
 		return NVME_SC_INVALID_FIELD;
-	if (!r->icd || sgl->addr > r->h2c_len || sgl_len > r->h2c_len - sgl->addr)
+	if (sgl->addr > r->h2c_len || sgl_len > r->h2c_len - sgl->addr)
 		return NVME_SC_SGL_INVALID_OFFSET;
 	if (len > sgl_len)
 		return NVME_SC_SGL_INVALID_DATA_LEN;
@@ -442,12 +441,13 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	r->req.sq = &q->sq;
 	r->req.transport_ctx = r;
 	r->h2c_len = r->c2h_len = 0;
-	r->icd = false;
-	/* Bytes after a command with a keyed SGL are no data of it: ignored, as nvmet-rdma does. */
+	/*
+	 * In-capsule data is copied out so that the buffer goes straight back to
+	 * the receive queue (a page is cheap to copy). Bytes after a command with
+	 * a keyed SGL are no data of it: ignored, as nvmet-rdma does.
+	 */
 	if (byte_len > sizeof(struct nvme_sqe) && NVME_SGL_ID_TYPE(r->req.sqe.dptr.id) == NVME_SGL_TYPE_DATA_BLOCK) {
-		/* Copied out so that the buffer goes straight back to the receive queue; a page is cheap to copy. */
 		r->h2c_len = byte_len - (uint32_t)sizeof(struct nvme_sqe);
-		r->icd = true;
 		memcpy(r->buf, rv->capsule + 1, r->h2c_len);
 	}
 	if (ernic_trace_due(&q->tq))
@@ -459,7 +459,8 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	}
 	sgl = &r->req.sqe.dptr;
 	len = nvme_keyed_sgl_len(sgl);
-	if (!r->icd && nvme_sqe_data_dir(&r->req.sqe) == NVME_DATA_HOST_TO_CTRL && len &&
+	/* Only a keyed SGL passes nvmf_rdma_sgl_check(): in-capsule data is never read again. */
+	if (nvme_sqe_data_dir(&r->req.sqe) == NVME_DATA_HOST_TO_CTRL && len &&
 	    nvmf_rdma_sgl_check(sgl, len) == NVME_SC_SUCCESS && !ernic_req_check(&r->req)) {
 		struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = len, .lkey = q->buf_mr->lkey };
 		struct ibv_send_wr wr = {
