@@ -25,7 +25,8 @@
 #        LANE_IDLE=poll|halt  how the guest's idle vCPUs wait (default poll: idle=poll; halt: the kernel's own
 #                       HLT, the default before 2026-12-03)
 #        LANE_KERNEL_ARGS="ARG..."  more guest kernel arguments, after the lane's own (the last of a key wins:
-#                       clocksource=hpet restores the clock the guest picked by itself before 2026-12-03)
+#                       clocksource=hpet restores the clock the guest picked by itself before 2026-12-03; not
+#                       for idle=, where a later idle=halt leaves an earlier idle=poll on: use LANE_IDLE)
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
