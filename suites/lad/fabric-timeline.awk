@@ -10,14 +10,6 @@
 # the command was submitted on, "other" for any other; TASK is the task the event ran in, its digits as N
 # (kworker/N:NH), "idle" for the idle task. The last command, cut off by the end of the run, is left out.
 
-# The value of "key=" in the event's fields, up to the next blank or comma.
-function word(key,    i, s) {
-	i = index($0, " " key "=")
-	if (!i)
-		return ""
-	s = substr($0, i + length(key) + 2)
-	return match(s, /^[^ ,]+/) ? substr(s, 1, RLENGTH) : ""
-}
 function task_class(s) {
 	if (s == "<idle>" || s ~ /^swapper/)
 		return "idle"
