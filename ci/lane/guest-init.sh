@@ -508,7 +508,7 @@ exercise_setup() { # exercise_setup NQN C BACKEND-LABEL: C = I/O queues the targ
 # back to back, 3 rounds of one target and then 3 of the other measured the drift as much as the targets. Each
 # round appends its rows; ci/lane/run.sh takes the median per case.
 paired_rounds() {
-	local r t
+	local r t waits_before
 	for r in $(seq "$ROUNDS"); do
 		for t in $(round_order "$r"); do
 			case "$t" in
@@ -517,10 +517,29 @@ paired_rounds() {
 			esac
 			PHASE=$t
 			log "suite cases, round $r of $ROUNDS"
+			[ "$t" != ernicd ] || waits_before=$(ernicd_waits "round-$r-before")
 			# shellcheck disable=SC2086 # word lists
 			run_suites "$SUITE_BACKEND" "$RESULTS/csv/$PHASE" $SUITE_CASES
+			[ "$t" != ernicd ] ||
+				echo "ERNIC-LANE-WAITS round $r: $(waits_report "$waits_before" "$(ernicd_waits "round-$r-after")")"
 		done
 	done
+}
+
+ernicd_waits() { # ernicd_waits TAG: "waits spun caught" from ernicd's counters (tcp_waits)
+	ernicd_stats "$1"
+	jq -r '.tcp_waits | "\(.waits) \(.spun) \(.caught)"' "$ERNICD_STATS" | grep -E '^[0-9]+ [0-9]+ [0-9]+$' ||
+		fail "ernicd's counters have no tcp_waits: $(cat "$ERNICD_STATS")"
+}
+
+# What ernicd's waits for the host in one round were: at queue depth 1 each command is one, and one not caught
+# by the busy-poll cost a sleep and a wake-up (README, "What queue depth 1 costs a target in userspace"). Logged,
+# not judged: "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
+waits_report() { # waits_report "W S C" "W S C"
+	# shellcheck disable=SC2086 # word lists
+	set -- $1 $2
+	echo "ernicd waited for the host $(($4 - $1)) times in this round: $(($5 - $2)) busy-polled, $(($6 - $3)) caught" \
+		"($(($4 - $1 ? 100 * ($6 - $3) / ($4 - $1) : 0))% of the waits)"
 }
 
 exercise_finish() { # exercise_finish NQN BACKEND: disconnect, the digest cases over a reconnect, the CSV files out

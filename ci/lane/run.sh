@@ -313,6 +313,14 @@ if grep -q '^ERNIC-LANE-RTT ' "$LOG"; then
 		grep '^ERNIC-LANE-RTT ' "$LOG" | sed 's/^ERNIC-LANE-RTT /  /'
 	} >>"$RATIOS"
 fi
+# ernicd's waits for the host in each of its suite rounds (waits_report in guest-init.sh).
+if grep -q '^ERNIC-LANE-WAITS ' "$LOG"; then
+	{
+		echo "ernicd's waits for the host (tcp_waits in its counters) over each round's cases: at queue depth 1 each"
+		echo "command is one, and one the busy-poll did not catch cost a sleep and a wake-up:"
+		grep '^ERNIC-LANE-WAITS ' "$LOG" | sed 's/^ERNIC-LANE-WAITS /  /'
+	} >>"$RATIOS"
+fi
 
 cat "$RES/summary.txt"
 echo

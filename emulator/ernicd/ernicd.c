@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -348,38 +349,53 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 }
 
 /*
- * @json with one more member, "@name": the stage stats @st (the object's
+ * @json with one more member, "@name": @value, JSON text (the object's
  * closing brace gives way to it); frees @json. NULL when out of memory.
  */
-static char *json_add_stages(char *json, const char *name, const struct ernic_trace_stats *st)
+static char *json_add_member(char *json, const char *name, const char *value)
 {
-	char stages[2048], *out;
 	size_t len = json ? strlen(json) : 0;
+	char *out;
 
-	if (!json || ernic_trace_stats_json(st, stages, sizeof(stages)) < 0 || len < 2 || json[len - 1] != '}' ||
-	    !(out = malloc(len + strlen(name) + strlen(stages) + 8))) {
+	if (!json || !value || len < 2 || json[len - 1] != '}' ||
+	    !(out = malloc(len + strlen(name) + strlen(value) + 8))) {
 		free(json);
 		return NULL;
 	}
 	json[len - 1] = '\0';
-	sprintf(out, "%s,\"%s\":%s}", json, name, stages);
+	sprintf(out, "%s,\"%s\":%s}", json, name, value);
 	free(json);
 	return out;
 }
 
+/* @json with "@name": the stage stats @st (json_add_member()). */
+static char *json_add_stages(char *json, const char *name, const struct ernic_trace_stats *st)
+{
+	char stages[2048];
+
+	return json_add_member(json, name, ernic_trace_stats_json(st, stages, sizeof(stages)) < 0 ? NULL : stages);
+}
+
 /*
- * The target's counters JSON, with the listeners' stage means as "tcp_stages"
- * and, over NVMe/RDMA, "rdma_stages" when they sample; NULL when out of memory.
+ * The target's counters JSON, with the NVMe/TCP listeners' waits for their
+ * hosts as "tcp_waits" (struct ernic_tcp_wait_stats), their stage means as
+ * "tcp_stages" and, over NVMe/RDMA, "rdma_stages" when they sample; NULL
+ * when out of memory.
  */
 static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, struct ernic_rdma_port *rport,
 			   bool sampling)
 {
 	static struct ernic_counters c;
+	struct ernic_tcp_wait_stats w;
 	struct ernic_trace_stats st;
-	char *buf;
+	char waits[128], *buf;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
+	ernic_control_tcp_wait_stats(ctl, &w);
+	snprintf(waits, sizeof(waits), "{\"waits\":%" PRIu64 ",\"spun\":%" PRIu64 ",\"caught\":%" PRIu64 "}",
+		 w.waits, w.spun, w.caught);
+	buf = json_add_member(buf, "tcp_waits", waits);
 	if (!buf || !sampling)
 		return buf;
 	ernic_control_tcp_stage_stats(ctl, &st);

@@ -901,6 +901,23 @@ void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_trace
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+void ernic_control_tcp_wait_stats(struct ernic_control *ctl, struct ernic_tcp_wait_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&ctl->lock);
+	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_PORTS; i++) {
+		struct ernic_tcp_wait_stats p;
+
+		if (!ctl->listeners[i].port)
+			continue;
+		ernic_tcp_port_wait_stats(ctl->listeners[i].port, &p);
+		s->waits += p.waits;
+		s->spun += p.spun;
+		s->caught += p.caught;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+}
+
 int ernic_control_create(struct ernic_nvmf *nvmf, const struct ernic_tcp_port_opts *tcp_opts,
 			 struct ernic_control **out)
 {

@@ -271,6 +271,7 @@ struct ernic_tcp_port {
 	struct ernic_trace trace;
 	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place, tx_c2h_spliced; /* struct ernic_tcp_tx_stats */
 	_Atomic uint64_t rx_h2c_in_place;				       /* ditto */
+	_Atomic uint64_t rx_waits, rx_waits_spun, rx_waits_caught;     /* struct ernic_tcp_wait_stats */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -643,6 +644,13 @@ void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_st
 	s->c2h_in_place = atomic_load_explicit(&port->tx_c2h_in_place, memory_order_relaxed);
 	s->c2h_spliced = atomic_load_explicit(&port->tx_c2h_spliced, memory_order_relaxed);
 	s->h2c_in_place = atomic_load_explicit(&port->rx_h2c_in_place, memory_order_relaxed);
+}
+
+void ernic_tcp_port_wait_stats(struct ernic_tcp_port *port, struct ernic_tcp_wait_stats *s)
+{
+	s->waits = atomic_load_explicit(&port->rx_waits, memory_order_relaxed);
+	s->spun = atomic_load_explicit(&port->rx_waits_spun, memory_order_relaxed);
+	s->caught = atomic_load_explicit(&port->rx_waits_caught, memory_order_relaxed);
 }
 
 /* --------------------------------------------------------------- requests */
@@ -1018,8 +1026,12 @@ static void tcp_busy_poll_account(struct tcp_conn *conn, uint64_t now)
 	conn->gap_ns = (uint32_t)((int64_t)conn->gap_ns +
 				  (((int64_t)gap - (int64_t)conn->gap_ns) >> TCP_BUSY_POLL_EWMA_SHIFT));
 	conn->idle_since_ns = 0;
+	atomic_fetch_add_explicit(&conn->port->rx_waits, 1, memory_order_relaxed);
 	if (!conn->spun)
 		return;
+	atomic_fetch_add_explicit(&conn->port->rx_waits_spun, 1, memory_order_relaxed);
+	if (hit)
+		atomic_fetch_add_explicit(&conn->port->rx_waits_caught, 1, memory_order_relaxed);
 	conn->poll_hits = (uint32_t)((int32_t)conn->poll_hits +
 				     (((int32_t)hit - (int32_t)conn->poll_hits) >> TCP_BUSY_POLL_EWMA_SHIFT));
 }

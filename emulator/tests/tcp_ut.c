@@ -2185,6 +2185,39 @@ static void test_reads_written_together_are_answered_in_fewer_sends_than_command
 }
 
 /*
+ * Each wait for the host is counted: a host silent for 30 ms outlasts any
+ * busy-poll window (at most 1 ms), so that wait spun (a new queue spins) and
+ * was not caught; a host answering at once is caught at least once in 200
+ * reads (the window is at least 50 us, and twice the host's recent pace).
+ */
+static void test_waits_for_the_host_are_counted_busy_polled_and_caught(void)
+{
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct ernic_tcp_wait_stats a, b, c;
+	uint8_t buf[BS];
+
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, buf, sizeof(buf), false) == 0);
+	/* The response is out before the wait begins: let it begin, then stay silent. */
+	poll(NULL, 0, 30);
+	ernic_tcp_port_wait_stats(th->port, &a);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1, buf, sizeof(buf), false) == 0);
+	ernic_tcp_port_wait_stats(th->port, &b);
+	CU_ASSERT(b.waits > a.waits);
+	CU_ASSERT(b.spun > a.spun);
+	CU_ASSERT(b.spun - b.caught > a.spun - a.caught);
+	for (unsigned int i = 0; i < 200; i++)
+		CU_ASSERT_FATAL(th_rw(th, NVME_CMD_READ, i, buf, sizeof(buf), false) == 0);
+	ernic_tcp_port_wait_stats(th->port, &c);
+	/* Not a wait each: a command that is in before the thread's next recv() needs none. */
+	CU_ASSERT(c.waits > b.waits && c.waits <= b.waits + 200);
+	CU_ASSERT(c.caught > b.caught);
+	CU_ASSERT(c.caught <= c.spun && c.spun <= c.waits);
+	close(admin_fd);
+	th_teardown(th);
+}
+
+/*
  * splice() into a socket the host has closed raises SIGPIPE, which would end
  * the whole process: a host that sends large reads and hangs up before
  * reading a byte costs its own connection only, and the port serves the next.
@@ -2315,6 +2348,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_digest),
 	UT_CASE(test_namespace_removal_waits_for_namespace_memory_still_to_be_sent),
 	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly),
+	UT_CASE(test_waits_for_the_host_are_counted_busy_polled_and_caught),
 	UT_CASE(test_a_host_gone_while_reads_are_spliced_costs_only_its_connection),
 	UT_CASE(test_reads_in_place_are_copied_unless_the_port_splices),
 	UT_CASE(test_write_of_128_kib_in_capsule),

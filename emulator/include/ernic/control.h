@@ -69,6 +69,8 @@ int ernic_control_listener_add(struct ernic_control *ctl, const char *subnqn, co
 
 /* The stage times of the sampled commands over every listener's NVMe/TCP port (ernic_tcp_port_stage_stats). */
 void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_trace_stats *s);
+/* The waits for hosts over every listener's NVMe/TCP port (ernic_tcp_port_wait_stats), summed. */
+void ernic_control_tcp_wait_stats(struct ernic_control *ctl, struct ernic_tcp_wait_stats *s);
 
 #ifdef __cplusplus
 }

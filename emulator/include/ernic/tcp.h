@@ -56,6 +56,25 @@ struct ernic_tcp_tx_stats {
 	uint64_t h2c_in_place;
 };
 
+/**
+ * struct ernic_tcp_wait_stats - how a port's connections waited for their
+ * hosts: a wait begins when recv() finds the socket drained and ends when
+ * the host's next bytes come. A connection busy-polls a wait while its
+ * recent spins caught the data, and sleeps in recv() once a spin's window
+ * is over (transport_tcp.c, TCP_BUSY_POLL_MIN_NS). At queue depth 1 each
+ * command is a wait, so @caught / @waits says how many were caught without a
+ * wake-up, and a fall of it explains a slow period better than IOPS alone.
+ * @waits: waits that ended with data (an idle connection's wait, still
+ *	going, is not counted until it ends)
+ * @spun: of which began with a busy-poll
+ * @caught: of which the data came within the busy-poll's window
+ */
+struct ernic_tcp_wait_stats {
+	uint64_t waits;
+	uint64_t spun;
+	uint64_t caught;
+};
+
 /*
  * Connections a port serves at once: each is a thread and up to
  * ERNIC_MAX_QUEUE_SIZE request slots, so a peer opening sockets in a loop
@@ -143,6 +162,8 @@ void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms);
 void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_trace_stats *s);
 /* PDUs and sendmsg() calls so far; safe at any time from any thread. */
 void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_stats *s);
+/* Waits for the host so far, busy-polled and caught; safe at any time from any thread. */
+void ernic_tcp_port_wait_stats(struct ernic_tcp_port *port, struct ernic_tcp_wait_stats *s);
 /* Stop (with a short grace) and free. */
 void ernic_tcp_port_destroy(struct ernic_tcp_port *port);
 
