@@ -517,11 +517,12 @@ paired_rounds() {
 			esac
 			PHASE=$t
 			log "suite cases, round $r of $ROUNDS"
-			[ "$t" != ernicd ] || waits_before=$(ernicd_waits "round-$r-before")
+			[ "$t" != ernicd ] || waits_before="$(ernicd_waits "round-$r-before") $(ernicd_switches)"
 			# shellcheck disable=SC2086 # word lists
 			run_suites "$SUITE_BACKEND" "$RESULTS/csv/$PHASE" $SUITE_CASES
 			[ "$t" != ernicd ] ||
-				echo "ERNIC-LANE-WAITS round $r: $(waits_report "$waits_before" "$(ernicd_waits "round-$r-after")")"
+				echo "ERNIC-LANE-WAITS round $r: $(waits_report "$waits_before" \
+					"$(ernicd_waits "round-$r-after") $(ernicd_switches)")"
 		done
 	done
 }
@@ -532,14 +533,22 @@ ernicd_waits() { # ernicd_waits TAG: "waits spun caught" from ernicd's counters 
 		fail "ernicd's counters have no tcp_waits: $(cat "$ERNICD_STATS")"
 }
 
+ernicd_switches() { # ernicd_switches: "voluntary involuntary" context switches, summed over ernicd's threads
+	cat /proc/"$ERNICD_PID"/task/*/status 2>/dev/null |
+		awk '/^voluntary_ctxt_switches:/ { v += $2 } /^nonvoluntary_ctxt_switches:/ { n += $2 } END { print v + 0, n + 0 }'
+}
+
 # What ernicd's waits for the host in one round were: at queue depth 1 each command is one, and one not caught
-# by the busy-poll cost a sleep and a wake-up (README, "What queue depth 1 costs a target in userspace"). Logged,
-# not judged: "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
-waits_report() { # waits_report "W S C" "W S C"
+# by the busy-poll cost a sleep and a wake-up (README, "What queue depth 1 costs a target in userspace"). Its
+# threads' involuntary context switches say whether they shared a CPU with another task that wanted it (fio,
+# the host's kworkers): a busy-polling thread alone on its CPU has next to none. Logged, not judged:
+# "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
+waits_report() { # waits_report "W S C V N" "W S C V N": waits, spun, caught, voluntary and involuntary switches
 	# shellcheck disable=SC2086 # word lists
 	set -- $1 $2
-	echo "ernicd waited for the host $(($4 - $1)) times in this round: $(($5 - $2)) busy-polled, $(($6 - $3)) caught" \
-		"($(($4 - $1 ? 100 * ($6 - $3) / ($4 - $1) : 0))% of the waits)"
+	echo "ernicd waited for the host $(($6 - $1)) times in this round: $(($7 - $2)) busy-polled, $(($8 - $3)) caught" \
+		"($(($6 - $1 ? 100 * ($8 - $3) / ($6 - $1) : 0))% of the waits); its threads were switched out" \
+		"$(($9 - $4)) times sleeping, $((${10} - $5)) times preempted"
 }
 
 exercise_finish() { # exercise_finish NQN BACKEND: disconnect, the digest cases over a reconnect, the CSV files out
