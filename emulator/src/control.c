@@ -886,36 +886,45 @@ int ernic_control_listen(struct ernic_control *ctl, const char *path, char *err,
 
 /* ---------------------------------------------------------------- lifetime */
 
+/* Both sums below: each listener's port, under the lock that keeps it from going away. */
+static void control_sum_tcp_ports(struct ernic_control *ctl, void (*add)(struct ernic_tcp_port *port, void *sum),
+				  void *sum)
+{
+	pthread_mutex_lock(&ctl->lock);
+	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_PORTS; i++)
+		if (ctl->listeners[i].port)
+			add(ctl->listeners[i].port, sum);
+	pthread_mutex_unlock(&ctl->lock);
+}
+
+static void add_stage_stats(struct ernic_tcp_port *port, void *sum)
+{
+	struct ernic_trace_stats p;
+
+	ernic_tcp_port_stage_stats(port, &p);
+	ernic_trace_stats_add(sum, &p);
+}
+
 void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_trace_stats *s)
 {
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_lock(&ctl->lock);
-	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_PORTS; i++) {
-		struct ernic_trace_stats p;
+	control_sum_tcp_ports(ctl, add_stage_stats, s);
+}
 
-		if (!ctl->listeners[i].port)
-			continue;
-		ernic_tcp_port_stage_stats(ctl->listeners[i].port, &p);
-		ernic_trace_stats_add(s, &p);
-	}
-	pthread_mutex_unlock(&ctl->lock);
+static void add_wait_stats(struct ernic_tcp_port *port, void *sum)
+{
+	struct ernic_tcp_wait_stats p, *s = sum;
+
+	ernic_tcp_port_wait_stats(port, &p);
+	s->waits += p.waits;
+	s->spun += p.spun;
+	s->caught += p.caught;
 }
 
 void ernic_control_tcp_wait_stats(struct ernic_control *ctl, struct ernic_tcp_wait_stats *s)
 {
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_lock(&ctl->lock);
-	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_PORTS; i++) {
-		struct ernic_tcp_wait_stats p;
-
-		if (!ctl->listeners[i].port)
-			continue;
-		ernic_tcp_port_wait_stats(ctl->listeners[i].port, &p);
-		s->waits += p.waits;
-		s->spun += p.spun;
-		s->caught += p.caught;
-	}
-	pthread_mutex_unlock(&ctl->lock);
+	control_sum_tcp_ports(ctl, add_wait_stats, s);
 }
 
 int ernic_control_create(struct ernic_nvmf *nvmf, const struct ernic_tcp_port_opts *tcp_opts,
