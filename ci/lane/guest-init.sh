@@ -540,8 +540,9 @@ ernicd_switches() { # ernicd_switches: "voluntary involuntary" context switches,
 
 # What ernicd's waits for the host in one round were: at queue depth 1 each command is one, and one not caught
 # by the busy-poll cost a sleep and a wake-up (README, "What queue depth 1 costs a target in userspace"). Its
-# threads' involuntary context switches say whether they shared a CPU with another task that wanted it (fio,
-# the host's kworkers): a busy-polling thread alone on its CPU has next to none. Logged, not judged:
+# threads' involuntary context switches say whether they shared a CPU with another task that wanted it: a round
+# of depth-1 reads has hundreds with ernicd on its own CPU (the kernel's threads there), thousands with ernicd on
+# fio's, and far fewer waits, each command being in before ernicd runs again (README). Logged, not judged:
 # "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
 waits_report() { # waits_report "W S C V N" "W S C V N": waits, spun, caught, voluntary and involuntary switches
 	# shellcheck disable=SC2086 # word lists

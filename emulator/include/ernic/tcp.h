@@ -63,7 +63,7 @@ struct ernic_tcp_tx_stats {
  * recent spins caught the data, and sleeps in recv() once a spin's window
  * is over (transport_tcp.c, TCP_BUSY_POLL_MIN_NS). At queue depth 1 each
  * command is a wait, so @caught / @waits says how many were caught without a
- * wake-up, and a fall of it explains a slow period better than IOPS alone.
+ * wake-up: a slow run spent in wake-ups shows here, one spent elsewhere does not.
  * @waits: waits that ended with data (an idle connection's wait, still
  *	going, is not counted until it ends)
  * @spun: of which began with a busy-poll
