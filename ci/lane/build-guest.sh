@@ -40,6 +40,8 @@ inet_diag tcp_diag"
 # The RDMA phase (phase-rdma.sh): soft-RoCE on a veth pair, the NVMe/RDMA host and target.
 # rxe asks for the "crc32" shash (its ICRC) by name when a link is added: listed by hand, as crc32c above.
 MODULES="$MODULES veth rdma_rxe rdma_cm ib_uverbs rdma_ucm nvme-rdma nvmet-rdma crc32_generic"
+# The outbox disk the guest leaves its bulk files on (guest-init.sh, outbox_write).
+MODULES="$MODULES virtio_pci virtio_blk"
 TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq /usr/bin/bash /usr/bin/date /bin/ss"
 # iproute2's ip (veth pairs) and rdma (rxe links, the MR count) for the RDMA phase.
 TOOLS="$TOOLS /usr/sbin/ip /usr/bin/rdma"

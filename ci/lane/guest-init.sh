@@ -20,14 +20,14 @@
 # listeners, all through ernicctl while the host is connected.
 #
 # Then the lad phase (ci/lane/phase-lad.sh): the fabric LAD against the kernel target and ernicd over NVMe/TCP and
-# NVMe/RDMA, its raw traces printed between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>" and "ERNIC-LANE-FILE-END"
-# lines.
+# NVMe/RDMA, its raw traces left in the outbox (outbox_write) as lad/<target>/<file>.
 #
 # Prints step lines "lane [uptime] <phase>: <what>", the suites' CSV files between
 # "ERNIC-LANE-CSV-BEGIN <phase> <suite>" and "ERNIC-LANE-CSV-END <phase> <suite>", ernicd's exit counters as JSON
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
-# Kernel command line: ernic.timeout=SECONDS (guest watchdog, default 270), ernic.skip=PHASE[,PHASE] (nvmet,
+# Kernel command line: ernic.deadline=EPOCH-SECONDS (the guest watchdog's, before QEMU's own limit; default 270 s
+# after boot), ernic.skip=PHASE[,PHASE] (nvmet,
 # ernicd, faults, lad, rdma, ctl: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column),
 # ernic.mdts=N|nvmet (mdts= of the ernicd instance the suite cases run against; default nvmet: the MDTS the
@@ -62,6 +62,8 @@ sequential/read sequential/write subblock/read-512-on-4k subblock/write-1k-on-4k
 DIGEST_CASES="integrity/ram-8m" # after the reconnect with --hdr-digest --data-digest
 DIGEST_LABEL=" +hdgst+ddgst"     # appended to the backend column of those rows
 RESULTS=/results
+OUTBOX=/dev/vda # the lane's virtio disk (ci/lane/run.sh): outbox_write
+OUTBOX_DIR=$RESULTS/outbox
 SUITES_TRANSPORT=tcp # the CSV rows' transport column
 PHASE=init
 WATCHDOG=""
@@ -74,11 +76,21 @@ log() {
 	echo "lane [$up] $PHASE: $*"
 }
 
+# The outbox: files too big for the console (the lad phase's raw traces) go under $OUTBOX_DIR, and at the end one
+# tar archive of that directory is written over the whole of the lane's virtio disk, which ci/lane/run.sh
+# unpacks into build/lane/results/files/. The emulated 8250 console moves about 66 KB/s: the traces took 2 of a
+# lane's 7 minutes there.
+outbox_write() {
+	[ -b "$OUTBOX" ] || return 0
+	tar -cf "$OUTBOX" -C "$OUTBOX_DIR" . && sync
+}
+
 finish() { # finish MARKER-TEXT: the single marker line, then power off
 	trap - EXIT
 	if [ -n "$WATCHDOG" ]; then kill "$WATCHDOG" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_PID:-}" ]; then kill -TERM "$ERNICD_PID" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_Q8_PID:-}" ]; then kill -TERM "$ERNICD_Q8_PID" 2>/dev/null || true; fi
+	outbox_write || echo "lane: writing the outbox to $OUTBOX failed" >/dev/console
 	sync
 	# To the console itself: finish may run in a command substitution whose stdout is a pipe.
 	echo "ERNIC-LANE: $*" >/dev/console
@@ -164,7 +176,7 @@ setup_system() {
 	mount -t tmpfs tmpfs "$RESULTS"
 	hostname lane
 
-	timeout=$(cmdline_opt ernic.timeout 270)
+	deadline=$(cmdline_opt ernic.deadline 0)
 	RUNTIME=$(cmdline_opt ernic.runtime 1)
 	ROUNDS=$(cmdline_opt ernic.rounds 1)
 	COMMIT=$(cmdline_opt ernic.commit unknown)
@@ -176,14 +188,26 @@ setup_system() {
 	# A subset of the suite cases, for a quicker look at a few (the lane's verdict still covers what ran).
 	CASES=$(cmdline_opt ernic.cases "")
 	if [ -n "$CASES" ]; then SUITE_CASES=$(echo "$CASES" | tr , " "); fi
+	# The watchdog fires at the host's deadline (the guest's clock starts from QEMU's RTC, the host's time, and
+	# its TSC follows the host's clock), before QEMU is killed: a boot slowed down by a loaded host shortens the
+	# guest's time, never the margin in which it says where it was.
+	now=$(date +%s)
+	[ "$deadline" -gt "$now" ] 2>/dev/null || deadline=$((now + 270))
+	timeout=$((deadline - now))
 	(
 		sleep "$timeout"
+		echo "lane watchdog: processes:"
+		ps -o pid,stat,args | sed 's/^/  /'
+		echo "lane watchdog: the kernel's last messages:"
+		dmesg | tail -n 15 | sed 's/^/  /'
+		outbox_write || true
 		echo "ERNIC-LANE: FAIL watchdog: no verdict after ${timeout}s, last step: $(cat /run/lane-step 2>/dev/null)"
 		poweroff -f
 	) &
 	WATCHDOG=$!
 
-	log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, $(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo)"
+	log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, $(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo)," \
+		"watchdog in ${timeout} s"
 	# What a figure was measured under: every clock read and every system call costs far more under TCG when the
 	# clocksource has no vDSO path or page-table isolation switches CR3 (a full soft-TLB flush) on each entry.
 	# (ci/lane/run.sh asks for the TSC; the list says what else the guest had)
@@ -215,6 +239,14 @@ setup_system() {
 	modprobe crc32c-intel 2>/dev/null || log "crc32c-intel not loaded, digests use crc32c_generic"
 	grep -q ' /sys/kernel/config configfs ' /proc/mounts ||
 		mount -t configfs configfs /sys/kernel/config || fail "cannot mount configfs"
+	# The outbox disk (outbox_write): without it the files stay in the guest and the host says so.
+	mkdir -p "$OUTBOX_DIR"
+	for m in virtio_pci virtio_blk; do modprobe "$m" || fail "modprobe $m failed"; done
+	set_deadline 10
+	while [ ! -b "$OUTBOX" ]; do
+		if past_deadline; then fail "no outbox disk $OUTBOX after 10 s"; fi
+		sleep 0.1
+	done
 	log "modules: $(lsmod | awk 'NR > 1 { print $1 }' | sort | tr '\n' ' ')"
 
 	uuid=$(cat /proc/sys/kernel/random/uuid)

@@ -3,11 +3,10 @@
 # /dev/nvme0n1 against the kernel's target (a null_blk namespace, its block events the storage stage) and against
 # ernicd (its --trace of 1 command in LAD_SAMPLE), over NVMe/TCP on the guest's 127.0.0.1 (nvmet-tcp), then over
 # NVMe/RDMA on the rdma phase's soft-RoCE veth pair (nvmet-rdma, ernicd --transport rdma; ci/lane/phase-rdma.sh,
-# whose fabric is set up here when that phase was skipped). The raw traces go out gzipped and in base64 (the
-# emulated serial console is the lane's slowest part) between "ERNIC-LANE-FILE-BEGIN lad <target>/<file>.gz.b64"
-# and "ERNIC-LANE-FILE-END ..." lines, <target> one of nvmet, ernicd, nvmet-rdma, ernicd-rdma; the host decodes
-# and joins them (ci/lane/run.sh calls suites/lad/fabric-report --check, which also prints seeds/002's TCP-vs-RDMA
-# comparison per target). Uses guest-init.sh's and phase-rdma.sh's helpers.
+# whose fabric is set up here when that phase was skipped). The raw traces go out through the outbox disk
+# (guest-init.sh, outbox_write) as lad/<target>/<file>, <target> one of nvmet, ernicd, nvmet-rdma, ernicd-rdma;
+# the host joins them (ci/lane/run.sh calls suites/lad/fabric-report --check, which also prints seeds/002's
+# TCP-vs-RDMA comparison per target). Uses guest-init.sh's and phase-rdma.sh's helpers.
 
 NQN_LAD_NVMET=nqn.2024-01.org.ernic:lane-lad-nvmet
 NQN_LAD_ERNICD=nqn.2024-01.org.ernic:lane-lad-ernicd
@@ -16,29 +15,19 @@ NQN_LAD_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-lad-ernicd-rdma
 LAD_SAMPLE=2 # ernicd stamps 1 command in this many: tens to hundreds of samples per depth in 1 s under TCG
 LAD_TRACE=/tmp/lad-ernicd.trace
 
-lad_emit() { # lad_emit DIR TARGET: each file of DIR between marker lines
-	local f
-	for f in "$1"/*; do
-		[ -f "$f" ] || continue
-		echo "ERNIC-LANE-FILE-BEGIN lad $2/$(basename "$f").gz.b64"
-		gzip -c "$f" | base64
-		echo "ERNIC-LANE-FILE-END lad $2/$(basename "$f").gz.b64"
-	done
-}
-
 lad_collect() { # lad_collect TARGET-NAME FABRIC-COLLECT-ARGS...: both depths on $DEV, then the files out
 	local name out
 	name=$1
 	shift
-	out=$RESULTS/lad/$name
+	# Into the outbox (guest-init.sh, outbox_write): the host finds them in build/lane/results/files/lad/.
+	out=$OUTBOX_DIR/lad/$name
 	echo "lad $name fabric-collect" >/run/lane-step
 	log "suites/lad/fabric-collect --target $DEV --runtime $LAD_RUNTIME $*"
 	/ernic/suites/lad/fabric-collect --target "$DEV" --out "$out" --runtime "$LAD_RUNTIME" "$@" ||
 		fail "suites/lad/fabric-collect on $DEV ($name) failed"
 	# This lane runs QEMU with TCG: said beside the table.
 	echo "emulated=QEMU TCG" >>"$out/meta"
-	lad_emit "$out" "$name"
-	log "$name: traces sent"
+	log "$name: traces in the outbox ($(du -sk "$out" | cut -f1) KiB)"
 }
 
 lad_nvmet() { # lad_nvmet tcp|rdma: the kernel target on a null_blk namespace over that transport

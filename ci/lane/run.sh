@@ -7,7 +7,7 @@
 # lane passed, appends the rows to the results.
 #
 # Usage: ci/lane/run.sh
-# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 30 s earlier)
+# Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 20 s earlier)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
@@ -35,9 +35,9 @@
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
 #        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does), LANE_CSV_DIR/lane-ratio.csv
 #        (timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,...,paired_ratio,round_ratios) and
-#        LANE_CSV_DIR/lane-rtt.csv (the guest's bare loopback TCP round trips, tcp_rtt); the lad phase's raw traces in
-#        build/lane/results/files/lad/<target>/, its tables in build/lane/lad.txt and, on a pass, rows appended to
-#        LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
+#        LANE_CSV_DIR/lane-rtt.csv (the guest's bare loopback TCP round trips, tcp_rtt); the lad phase's raw traces
+#        (the guest's outbox disk, build/lane/outbox.img) in build/lane/results/files/lad/<target>/, its tables
+#        in build/lane/lad.txt and, on a pass, rows appended to LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
 # Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
 set -euo pipefail
 
@@ -82,7 +82,6 @@ poll) APPEND="$APPEND idle=poll" ;;
 halt) ;;
 *) die "LANE_IDLE must be poll or halt (got '$IDLE')" ;;
 esac
-APPEND="$APPEND ernic.timeout=$((TIMEOUT - 30))"
 APPEND="$APPEND ernic.runtime=$RUNTIME ernic.rounds=$ROUNDS ernic.commit=$COMMIT"
 if [ -n "${LANE_KERNEL_ARGS:-}" ]; then
 	if ! [[ $LANE_KERNEL_ARGS =~ ^[A-Za-z0-9_.,:=-]+( [A-Za-z0-9_.,:=-]+)*$ ]] || [[ " $LANE_KERNEL_ARGS" == *" ernic."* ]]; then
@@ -137,19 +136,46 @@ RES=$OUT/results
 rm -rf "$RES"
 mkdir -p "$RES"
 
+# The outbox: the guest writes one tar archive of its bulk files (the lad phase's traces) over this disk at the
+# end (guest-init.sh, outbox_write). Sparse: it costs what the guest wrote.
+OUTBOX=$OUT/outbox.img
+rm -f "$OUTBOX"
+truncate -s 1G "$OUTBOX"
+# The guest's watchdog fires at this wall-clock time, 20 s before QEMU is killed, whatever its boot took.
+APPEND="$APPEND ernic.deadline=$(($(date +%s) + TIMEOUT - 20))"
+
 echo "lane: booting $(cat "$OUT/kernel-release") under QEMU (TCG), limit ${TIMEOUT}s"
+# The console goes to a file, which QEMU never waits on, and is followed from there: with -serial stdio a slow
+# reader of this script's output (a CI log) held up every console write of the guest, its watchdog's included.
+RAW=$OUT/console.raw
+: >"$RAW"
 set +e
 # KVM is not usable here (the kernel hangs or QEMU pauses on an emulation failure): TCG, always under timeout.
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -M pc -m 1G -smp 2 \
-	-nic none -display none -nodefaults -no-reboot -serial stdio \
+	-nic none -display none -nodefaults -no-reboot -serial "file:$RAW" \
+	-drive "file=$OUTBOX,format=raw,if=virtio" \
 	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" -append "$APPEND" \
-	</dev/null 2>&1 | tr -d '\r' | tee "$LOG"
-QRC=${PIPESTATUS[0]}
+	</dev/null 2>&1 &
+QPID=$!
+# In the background a ^C would not reach it: passed on, as to the follower.
+trap 'kill -TERM "$QPID" "${TPID:-}" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
+# tail reads to the end once more after QEMU (its timeout) has gone.
+tail -s 0.5 -n +1 -F --pid="$QPID" "$RAW" 2>/dev/null | tr -d '\r' &
+TPID=$!
+wait "$QPID"
+QRC=$?
+wait "$TPID"
+trap - EXIT INT TERM
 set -e
+tr -d '\r' <"$RAW" >"$LOG"
 [ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "lane: QEMU killed after ${TIMEOUT}s"
+# An archive the guest never wrote is all zeros, which tar reads as an empty one.
+mkdir -p "$RES/files"
+tar -xf "$OUTBOX" -C "$RES/files" || echo "lane: the outbox disk holds no readable archive"
 
-# JSON blocks (ernicd's exit counters) and the suites' CSV files, printed between marker lines.
+# JSON blocks (ernicd's exit counters) and the suites' CSV files, printed between marker lines on the console.
 awk -v dir="$RES" '
 	/^ERNIC-LANE-JSON-BEGIN / { name = $2; file = dir "/" name ".json"; printf "" > file; next }
 	/^ERNIC-LANE-JSON-END /   { if (name != "") close(file); name = ""; next }
@@ -158,11 +184,6 @@ awk -v dir="$RES" '
 		printf "" > file; next
 	}
 	/^ERNIC-LANE-CSV-END /    { if (name != "") close(file); name = ""; next }
-	/^ERNIC-LANE-FILE-BEGIN [a-z0-9-]+ [a-z0-9-]+\/[a-z0-9._-]+$/ {
-		system("mkdir -p \"" dir "/files/" $2 "/" substr($3, 1, index($3, "/") - 1) "\"")
-		name = $3; file = dir "/files/" $2 "/" $3; printf "" > file; next
-	}
-	/^ERNIC-LANE-FILE-END /   { if (name != "") close(file); name = ""; next }
 	name != ""                { print > file }
 ' "$LOG"
 
@@ -327,12 +348,6 @@ echo
 echo "lane: ernicd / nvmet-tcp per case (TCG: only the ratios mean anything; n/a: a case that must fail)"
 cat "$RATIOS"
 
-# Files the guest sent gzipped in base64.
-for f in "$RES"/files/*/*/*.gz.b64; do
-	[ -e "$f" ] || continue
-	base64 -d "$f" | gzip -dc >"${f%.gz.b64}" || echo "lane: ${f#"$RES"/}: cannot decode"
-done
-
 # The fabric LAD (lad phase): the guest's raw traces joined here, the table checked complete.
 LAD_OK=yes
 LAD_DIRS=()
@@ -420,15 +435,20 @@ done
 MARKS=$(grep -cE '^ERNIC-LANE: (PASS|FAIL)' "$LOG" || true)
 VERDICT=$(grep -E '^ERNIC-LANE: (PASS|FAIL)' "$LOG" | tail -n 1 || true)
 elapsed
+# The guest's last words (its last steps, ernicd's stderr, the kernel's nvme messages, the watchdog's process
+# list): a log that keeps only its end, as a CI run's does, still says why.
+last_words() {
+	echo "lane: the console's last lines:"
+	awk '/^ERNIC-LANE-[A-Z]+-BEGIN / { block = 1; next } /^ERNIC-LANE-[A-Z]+-END / { block = 0; next }
+		!block && !/^ERNIC-LANE/' "$LOG" | tail -n 40 | sed 's/^/  /'
+}
 if [ "$MARKS" -ne 1 ]; then
+	last_words
 	echo "lane: FAIL: expected one marker line, found $MARKS (QEMU exit $QRC); console in $LOG"
 	exit 1
 fi
 if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
-	# The guest's last words (ernicd's stderr, the kernel's nvme messages): a log that keeps only its end, as a CI
-	# run's does, still says why.
-	echo "lane: the console's last lines:"
-	grep -v '^ERNIC-LANE' "$LOG" | tail -n 30 | sed 's/^/  /'
+	last_words
 	echo "lane: ${VERDICT#ERNIC-LANE: } (console: $LOG, results: $RES); nothing appended to ${CSV_DIR#"$ROOT"/}"
 	exit 1
 fi
