@@ -61,6 +61,10 @@ SUITE_CASES="patterns/randread patterns/randwrite patterns/randrw-70-30 qdepth/q
 sequential/read sequential/write subblock/read-512-on-4k subblock/write-1k-on-4k integrity/ram-8m"
 DIGEST_CASES="integrity/ram-8m" # after the reconnect with --hdr-digest --data-digest
 DIGEST_LABEL=" +hdgst+ddgst"     # appended to the backend column of those rows
+# Options of every ernicd the NVMe/TCP suite cases and the lad phase run against. --zero-copy-reads: under TCG
+# every byte a guest CPU copies is emulated, so reads of 16 KiB or more sent by reference beat the copy into
+# socket buffers (on a native loopback they do not: README, "Zero-copy reads").
+ERNICD_TCP_OPTS="--zero-copy-reads"
 RESULTS=/results
 OUTBOX=/dev/vda # the lane's virtio disk (ci/lane/run.sh): outbox_write
 OUTBOX_DIR=$RESULTS/outbox
@@ -741,9 +745,7 @@ ernicd_open() {
 	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" \
 		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}" \
 		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img,queues=$QUEUES" \
-		--stats "$ERNICD_STATS" ${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} --zero-copy-reads
-	# --zero-copy-reads: under TCG every byte a guest CPU copies is emulated, so reads sent by reference beat the
-	# copy into socket buffers (on a native loopback they do not: README, "Zero-copy reads").
+		--stats "$ERNICD_STATS" ${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} $ERNICD_TCP_OPTS
 	log "ernicd $*"
 	ernicd "$@" 2>"$ERNICD_LOG" &
 	ERNICD_PID=$!

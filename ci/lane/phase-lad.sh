@@ -81,7 +81,8 @@ lad_ernicd() { # lad_ernicd tcp|rdma: ernicd sampling 1 command in LAD_SAMPLE ov
 	rm -f "$LAD_TRACE"
 	if [ "$trtype" = tcp ]; then
 		nqn=$NQN_LAD_ERNICD name=ernicd
-		set -- --listen "$ADDR:$PORT"
+		# shellcheck disable=SC2086 # options, split as written
+		set -- --listen "$ADDR:$PORT" $ERNICD_TCP_OPTS
 	else
 		nqn=$NQN_LAD_ERNICD_RDMA name=ernicd-rdma
 		set -- --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT"
