@@ -27,8 +27,7 @@
 # between "ERNIC-LANE-JSON-BEGIN <name>" and "ERNIC-LANE-JSON-END <name>", and last exactly one line
 # "ERNIC-LANE: PASS" or "ERNIC-LANE: FAIL <reason>", then powers off.
 # Kernel command line: ernic.deadline=EPOCH-SECONDS (the guest watchdog's, before QEMU's own limit; default 270 s
-# after boot), ernic.skip=PHASE[,PHASE] (nvmet,
-# ernicd, faults, lad, rdma, ctl: ci/lane/phase-*.sh),
+# after boot), ernic.skip=PHASE[,PHASE] (nvmet, ernicd, faults, lad, rdma, passthru, ctl: ci/lane/phase-*.sh),
 # ernic.runtime=SECONDS (per time-based suite case, default 1), ernic.commit=ID (the CSV rows' commit column),
 # ernic.mdts=N|nvmet (mdts= of the ernicd instance the suite cases run against; default nvmet: the MDTS the
 # nvmet phase's target reported, so the ratios compare targets that split requests alike, or ernicd's own 5
@@ -243,7 +242,7 @@ setup_system() {
 	modprobe crc32c-intel 2>/dev/null || log "crc32c-intel not loaded, digests use crc32c_generic"
 	grep -q ' /sys/kernel/config configfs ' /proc/mounts ||
 		mount -t configfs configfs /sys/kernel/config || fail "cannot mount configfs"
-	# The outbox disk (outbox_write): without it the files stay in the guest and the host says so.
+	# The outbox disk (outbox_write): the lad phase's traces have no other way out.
 	mkdir -p "$OUTBOX_DIR"
 	for m in virtio_pci virtio_blk; do modprobe "$m" || fail "modprobe $m failed"; done
 	set_deadline 10
