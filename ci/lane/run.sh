@@ -146,7 +146,7 @@ APPEND="$APPEND ernic.deadline=$(($(date +%s) + TIMEOUT - 20))"
 
 echo "lane: booting $(cat "$OUT/kernel-release") under QEMU (TCG), limit ${TIMEOUT}s"
 # The console goes to a file, which QEMU never waits on, and is followed from there: with -serial stdio a slow
-# reader of this script's output (a CI log) held up every console write of the guest, its watchdog's included.
+# reader of this script's output (a CI log) would hold up every console write of the guest, its watchdog's too.
 RAW=$OUT/console.raw
 : >"$RAW"
 set +e
