@@ -151,10 +151,11 @@ RAW=$OUT/console.raw
 : >"$RAW"
 set +e
 # KVM is not usable here (the kernel hangs or QEMU pauses on an emulation failure): TCG, always under timeout.
+# -drive splits its value at commas, so a comma in the path is doubled; -serial file: takes the rest as the path.
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -M pc -m 1G -smp 2 \
 	-nic none -display none -nodefaults -no-reboot -serial "file:$RAW" \
-	-drive "file=$OUTBOX,format=raw,if=virtio" \
+	-drive "file=${OUTBOX//,/,,},format=raw,if=virtio" \
 	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" -append "$APPEND" \
 	</dev/null 2>&1 &
 QPID=$!
