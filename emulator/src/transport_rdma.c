@@ -29,15 +29,18 @@
  * busy until its response SEND completes, and the host may already reuse the
  * command identifier before that.
  *
+ * The queue's thread posts its work requests once per batch of completions
+ * it polled, in one ibv_post_send() (nvmf_rdma_post_batch()).
+ *
  * The free list is under a lock because a held AER completes from whichever
  * thread raised the event; everything else runs on the queue's thread.
  *
  * Sampled commands (ernicd --trace) are stamped at the verbs events: the
  * receive completion polled, the RDMA READ of a write posted and completed,
- * the core's exec and completion, the RDMA WRITE of a read's data and the
- * response SEND posted (one post), the WRITE's completion (signaled for a
- * sampled command only) and the SEND's. The record is complete when the
- * SEND's completion frees the slot.
+ * the core's exec and completion (the response queued for the batch), the
+ * RDMA WRITE of a read's data and the response SEND posted (one post), the
+ * WRITE's completion (signaled for a sampled command only) and the SEND's.
+ * The record is complete when the SEND's completion frees the slot.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -91,6 +94,14 @@ struct nvmf_rdma_req {
 	uint8_t *buf;	      /* registered bounce buffer, NVMF_RDMA_BUF_SIZE */
 	uint32_t h2c_len;     /* bytes of host data in buf: what came in the capsule, or what the RDMA READ brought */
 	uint32_t c2h_len;     /* bytes map_data gave the core to fill, to RDMA WRITE */
+	/*
+	 * The command's work requests: the RDMA READ of its data, or the RDMA
+	 * WRITE of it chained before the response SEND. Built here, not on the
+	 * stack, because the queue's thread posts them with the rest of its
+	 * batch (nvmf_rdma_post_batch()).
+	 */
+	struct ibv_sge data_sge, rsp_sge;
+	struct ibv_send_wr data_wr, rsp_wr;
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
 	struct ernic_stage_stamps stamps;
 	struct ernic_trace_rec rec;
@@ -130,6 +141,8 @@ struct nvmf_rdma_queue {
 	_Atomic(const char *) close_reason; /* the first reason given */
 
 	pthread_t thread;
+	/* Work requests the queue's thread built since it last posted (nvmf_rdma_post_batch()) */
+	struct ibv_send_wr *batch_head, **batch_tail;
 	atomic_bool disconnect; /* the CM or the queue itself says: tear down */
 	struct ernic_trace_queue tq; /* the queue's thread only */
 	struct nvmf_rdma_queue *next;
@@ -235,6 +248,95 @@ static int nvmf_rdma_post_recv(struct nvmf_rdma_queue *q, struct nvmf_rdma_recv 
 }
 
 /*
+ * The queue whose thread this is (NULL on any other thread). Its work
+ * requests are not posted one command at a time but together, once per
+ * batch of completions polled: on a software RNIC (rxe) every
+ * ibv_post_send() of a user queue pair is a system call in which the kernel
+ * runs the RNIC's send path, and the peer's receive when both ends are on one
+ * machine, before it returns (nvmet-rdma's posts leave that to a tasklet). A
+ * command completed on another thread (a held AER) posts its own at once.
+ */
+static __thread struct nvmf_rdma_queue *nvmf_rdma_thread_queue;
+
+/* The slot whose work request @wr is, and whether it completes the slot (a READ, a SEND). */
+static struct nvmf_rdma_req *nvmf_rdma_wr_req(const struct ibv_send_wr *wr, bool *ends)
+{
+	enum nvmf_rdma_wr_kind kind = NVMF_RDMA_WR_KIND(wr->wr_id);
+
+	*ends = kind == NVMF_RDMA_WR_READ || kind == NVMF_RDMA_WR_SEND;
+	return NVMF_RDMA_WR_PTR(wr->wr_id);
+}
+
+/*
+ * Post the chain from @first (its last ->next is NULL). A sampled command's
+ * data and send stamps are taken here, where its requests reach the RNIC.
+ * On failure the queue pair is gone (in error, or torn down): the requests
+ * from the one it refused on get no completion, so their slots are freed.
+ */
+static void nvmf_rdma_post_chain(struct nvmf_rdma_queue *q, struct ibv_send_wr *first)
+{
+	struct ibv_send_wr *bad = NULL, *wr, *next;
+	uint64_t t0 = 0, t1;
+	bool sampling = q->port->trace.every != 0, ends;
+	const char *why;
+	int rc;
+
+	if (sampling)
+		t0 = ernic_now_ns();
+	rc = ibv_post_send(q->cm_id->qp, first, &bad);
+	if (sampling) {
+		t1 = ernic_now_ns();
+		for (wr = first; wr && wr != (rc ? bad : NULL); wr = wr->next) {
+			struct nvmf_rdma_req *r = nvmf_rdma_wr_req(wr, &ends);
+
+			if (ERNIC_LIKELY(r->req.stamps == NULL))
+				continue;
+			if (NVMF_RDMA_WR_KIND(wr->wr_id) != NVMF_RDMA_WR_SEND)
+				r->rec.data_start = t0;
+			else
+				r->rec.sent = t1;
+		}
+	}
+	if (ERNIC_LIKELY(rc == 0))
+		return;
+	why = "cannot post the response";
+	for (wr = bad ? bad : first; wr; wr = next) {
+		struct nvmf_rdma_req *r = nvmf_rdma_wr_req(wr, &ends);
+
+		next = wr->next;
+		if (NVMF_RDMA_WR_KIND(wr->wr_id) == NVMF_RDMA_WR_READ)
+			why = "cannot post an RDMA READ";
+		if (ends)
+			nvmf_rdma_req_put(q, r);
+	}
+	nvmf_rdma_queue_set_disconnect(q, why);
+}
+
+/* Queue @first..@last for the thread's next post, or post them now from any other thread. */
+static void nvmf_rdma_post(struct nvmf_rdma_queue *q, struct ibv_send_wr *first, struct ibv_send_wr *last)
+{
+	last->next = NULL;
+	if (nvmf_rdma_thread_queue != q) {
+		nvmf_rdma_post_chain(q, first);
+		return;
+	}
+	*q->batch_tail = first;
+	q->batch_tail = &last->next;
+}
+
+/* The queue's thread: post what it built since it last did. */
+static void nvmf_rdma_post_batch(struct nvmf_rdma_queue *q)
+{
+	struct ibv_send_wr *first = q->batch_head;
+
+	if (!first)
+		return;
+	q->batch_head = NULL;
+	q->batch_tail = &q->batch_head;
+	nvmf_rdma_post_chain(q, first);
+}
+
+/*
  * A keyed SGL Data Block (Fabrics 1.1, RDMA binding: the descriptor of data
  * moved by RDMA READ or WRITE), address or invalidate subtype, that
  * describes at least @len bytes and fits a bounce buffer.
@@ -304,61 +406,49 @@ static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvm
  * The response by SEND, after an RDMA WRITE of the data when the command
  * succeeded with some for the host. A descriptor with the invalidate subtype
  * gets SEND with Invalidate of its rkey (RDMA binding, Figure 3), so the host
- * skips its local invalidation. Runs on the queue's thread, or on any thread
- * for a held AER (ibv_post_send is thread safe).
+ * skips its local invalidation. Runs on the queue's thread, which posts it
+ * with its batch, or on any thread for a held AER, which posts it at once
+ * (ibv_post_send is thread safe).
  */
 static void nvmf_rdma_complete(struct ernic_req *req)
 {
 	struct nvmf_rdma_req *r = req->transport_ctx;
 	struct nvmf_rdma_queue *q = r->q;
 	const struct nvme_sgl_desc *sgl = &req->sqe.dptr;
-	struct ibv_sge data_sge, rsp_sge;
-	struct ibv_send_wr data_wr, rsp_wr, *bad;
 	bool sampled = ERNIC_UNLIKELY(req->stamps != NULL);
 
 	if (sampled)
 		r->rec.queued = ernic_now_ns();
 	*r->rsp = req->cqe;
-	rsp_sge = (struct ibv_sge){ .addr = (uintptr_t)r->rsp, .length = sizeof(*r->rsp), .lkey = q->rsp_mr->lkey };
-	rsp_wr = (struct ibv_send_wr){
+	r->rsp_sge = (struct ibv_sge){ .addr = (uintptr_t)r->rsp, .length = sizeof(*r->rsp), .lkey = q->rsp_mr->lkey };
+	r->rsp_wr = (struct ibv_send_wr){
 		.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_SEND),
-		.sg_list = &rsp_sge,
+		.sg_list = &r->rsp_sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	if (sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_KEYED_DATA_BLOCK, NVME_SGL_SUBTYPE_INVALIDATE_KEY) &&
 	    nvme_keyed_sgl_len(sgl)) {
-		rsp_wr.opcode = IBV_WR_SEND_WITH_INV;
-		rsp_wr.invalidate_rkey = sgl->keyed.key;
+		r->rsp_wr.opcode = IBV_WR_SEND_WITH_INV;
+		r->rsp_wr.invalidate_rkey = sgl->keyed.key;
 	}
 	if (nvme_cqe_status(&req->cqe) == 0 && r->c2h_len) {
-		data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = r->c2h_len, .lkey = q->buf_mr->lkey };
-		data_wr = (struct ibv_send_wr){
+		r->data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = r->c2h_len, .lkey = q->buf_mr->lkey };
+		r->data_wr = (struct ibv_send_wr){
 			.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_WRITE),
-			.next = &rsp_wr,
-			.sg_list = &data_sge,
+			.next = &r->rsp_wr,
+			.sg_list = &r->data_sge,
 			.num_sge = 1,
 			.opcode = IBV_WR_RDMA_WRITE,
 			/* Only a sampled command's WRITE completes on the CQ: its data stage ends there. */
 			.send_flags = sampled ? IBV_SEND_SIGNALED : 0,
 			.wr.rdma = { .remote_addr = sgl->addr, .rkey = sgl->keyed.key },
 		};
-		if (sampled)
-			r->rec.data_start = ernic_now_ns();
-		if (ibv_post_send(q->cm_id->qp, &data_wr, &bad) == 0) {
-			if (sampled)
-				r->rec.sent = ernic_now_ns();
-			return;
-		}
-	} else if (ibv_post_send(q->cm_id->qp, &rsp_wr, &bad) == 0) {
-		if (sampled)
-			r->rec.sent = ernic_now_ns();
+		nvmf_rdma_post(q, &r->data_wr, &r->rsp_wr);
 		return;
 	}
-	/* The queue pair is gone (in error, or torn down): no completion will free the slot. */
-	nvmf_rdma_queue_set_disconnect(q, "cannot post the response");
-	nvmf_rdma_req_put(q, r);
+	nvmf_rdma_post(q, &r->rsp_wr, &r->rsp_wr);
 }
 
 static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
@@ -462,22 +552,16 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	/* Only a keyed SGL passes nvmf_rdma_sgl_check(): in-capsule data is never read again. */
 	if (nvme_sqe_data_dir(&r->req.sqe) == NVME_DATA_HOST_TO_CTRL && len &&
 	    nvmf_rdma_sgl_check(sgl, len) == NVME_SC_SUCCESS && !ernic_req_check(&r->req)) {
-		struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = len, .lkey = q->buf_mr->lkey };
-		struct ibv_send_wr wr = {
+		r->data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = len, .lkey = q->buf_mr->lkey };
+		r->data_wr = (struct ibv_send_wr){
 			.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_READ),
-			.sg_list = &sge,
+			.sg_list = &r->data_sge,
 			.num_sge = 1,
 			.opcode = IBV_WR_RDMA_READ,
 			.send_flags = IBV_SEND_SIGNALED,
 			.wr.rdma = { .remote_addr = sgl->addr, .rkey = sgl->keyed.key },
-		}, *bad;
-
-		if (ERNIC_UNLIKELY(r->req.stamps != NULL))
-			r->rec.data_start = ernic_now_ns();
-		if (ibv_post_send(q->cm_id->qp, &wr, &bad)) {
-			nvmf_rdma_req_put(q, r);
-			nvmf_rdma_queue_set_disconnect(q, "cannot post an RDMA READ");
-		}
+		};
+		nvmf_rdma_post(q, &r->data_wr, &r->data_wr);
 		return;
 	}
 	nvmf_rdma_req_exec(q, r);
@@ -567,6 +651,9 @@ static void *nvmf_rdma_queue_thread(void *arg)
 	struct ibv_wc wc[NVMF_RDMA_CQ_BATCH];
 	uint64_t spin_until = 0, next_check = 0;
 
+	q->batch_head = NULL;
+	q->batch_tail = &q->batch_head;
+	nvmf_rdma_thread_queue = q;
 	while (!atomic_load(&q->disconnect)) {
 		uint64_t now;
 		int n = ibv_poll_cq(q->cq, NVMF_RDMA_CQ_BATCH, wc);
@@ -577,6 +664,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 		}
 		for (int i = 0; i < n; i++)
 			nvmf_rdma_handle_wc(q, &wc[i]);
+		nvmf_rdma_post_batch(q);
 		now = ernic_now_ns();
 		if (n) {
 			spin_until = now + NVMF_RDMA_BUSY_POLL_NS;
@@ -602,6 +690,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 		n = ibv_poll_cq(q->cq, NVMF_RDMA_CQ_BATCH, wc);
 		for (int i = 0; i < n; i++)
 			nvmf_rdma_handle_wc(q, &wc[i]);
+		nvmf_rdma_post_batch(q);
 		if (n) {
 			spin_until = ernic_now_ns() + NVMF_RDMA_BUSY_POLL_NS;
 			continue;
@@ -619,8 +708,12 @@ static void *nvmf_rdma_queue_thread(void *arg)
 	/*
 	 * Teardown: the queue pair to error (every posted request flushes), then
 	 * off the controller; held AERs complete through nvmf_rdma_complete() before
-	 * ernic_sq_destroy() returns and their posts fail or flush.
+	 * ernic_sq_destroy() returns and their posts fail or flush, posted at once
+	 * as from any other thread. What the last batch built goes unposted: its
+	 * slots go with the queue.
 	 */
+	nvmf_rdma_thread_queue = NULL;
+	q->batch_head = NULL;
 	rdma_disconnect(q->cm_id);
 	ernic_sq_destroy(&q->sq);
 	/* No completion is polled after this: the records are all in. */
