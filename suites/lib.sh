@@ -2,12 +2,22 @@
 #
 # Source it from bash:  . "$REPO/suites/lib.sh"
 # It sets ERNIC_ROOT (the checkout) and CSV_AWK (suites/csv.awk, the awk
-# helpers: csvsplit, commas, hb) and defines ernic_commit, csv_columns,
+# helpers: csvsplit, commas, hb) and defines fio_ioengine, ernic_commit, csv_columns,
 # csv_ready and csv_upgrade. Functions print one line naming the file and return 1 on error;
 # the caller decides whether that ends the script.
 
 ERNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CSV_AWK=$(cat "$ERNIC_ROOT/suites/csv.awk")
+
+# fio_ioengine PATH: fio's ioengine= value that loads the engine at PATH. fio (3.33, parse.c opt_len())
+# matches the "external:" prefix only up to the value's first comma, so a path with a comma would not
+# load that way; fio dlopens a bare path just the same, and that is what such a path gets.
+fio_ioengine() {
+	case "$1" in
+	*,*) printf '%s\n' "$1" ;;
+	*) printf 'external:%s\n' "$1" ;;
+	esac
+}
 
 # ernic_commit: the commit column as results/README.md defines it. ERNIC_COMMIT
 # names it where there is no git checkout (a lane's guest); otherwise the short

@@ -13,9 +13,12 @@ for tool in fio jq; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "engine/tests: $tool is not installed"; exit 1; }
 done
 
-ERNIC_FIO_SO=$so
+# fio's ioengine= for it, the job files' ${ERNIC_FIO_IOENGINE}: as suites/lib.sh's fio_ioengine (a path with
+# a comma goes bare, which fio loads where "external:" would not match).
+case "$so" in *,*) ioengine=$so ;; *) ioengine=external:$so ;; esac
+ERNIC_FIO_IOENGINE=$ioengine
 ERNIC_TEST_DIR=$(cd "$(dirname "$so")" && pwd)/engine-tests
-export ERNIC_FIO_SO ERNIC_TEST_DIR
+export ERNIC_FIO_IOENGINE ERNIC_TEST_DIR
 rm -rf "$ERNIC_TEST_DIR"
 mkdir -p "$ERNIC_TEST_DIR"
 # A backend or stats file from the caller's environment would change what these jobs test.
@@ -98,10 +101,10 @@ fi
 
 # Without ernic_stats= the engine writes to $ERNIC_STATS (how suites/run keeps every case's first failure);
 # ernic_stats= in the job wins over it.
-if ERNIC_STATS="$out/env.stats.json" run stats-env --name=stats-env --ioengine=external:"$so" --thread=1 \
+if ERNIC_STATS="$out/env.stats.json" run stats-env --name=stats-env --ioengine="$ioengine" --thread=1 \
 	--filename=ernic0 --size=64M --rw=read --bs=4k --number_ios=4 &&
 	[ "$(jq -r '.ios' "$out/env.stats.json" 2>/dev/null)" = 4 ] &&
-	ERNIC_STATS="$out/env-unused.stats.json" run stats-option --name=stats-option --ioengine=external:"$so" \
+	ERNIC_STATS="$out/env-unused.stats.json" run stats-option --name=stats-option --ioengine="$ioengine" \
 		--thread=1 --ernic_stats="$out/option.stats.json" --filename=ernic0 --size=64M --rw=read --bs=4k \
 		--number_ios=2 &&
 	[ "$(jq -r '.ios' "$out/option.stats.json" 2>/dev/null)" = 2 ] && [ ! -e "$out/env-unused.stats.json" ]; then
@@ -111,7 +114,7 @@ else
 fi
 
 # The engine splits by the MDTS the controller reports in Identify, not by a built-in one.
-if run split-mdts3 --name=split-mdts3 --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096,mdts=3 \
+if run split-mdts3 --name=split-mdts3 --ioengine="$ioengine" --ernic_backend=nvmeof:size=64M,bs=4096,mdts=3 \
 	--ernic_stats="$out/split-mdts3.stats.json" --thread=1 --filename=ernic0 --size=64M --rw=read --bs=1M \
 	--number_ios=1 &&
 	[ "$(jq -r '.mdts_bytes' "$out/split-mdts3.stats.json" 2>/dev/null)" = 32768 ] &&
@@ -124,7 +127,7 @@ else
 fi
 
 # --- per-stage latency sampling
-if run stages --name=stages --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096 \
+if run stages --name=stages --ioengine="$ioengine" --ernic_backend=nvmeof:size=64M,bs=4096 \
 	--ernic_stage_sample=1 --ernic_stats="$out/stages.stats.json" --thread=1 --filename=ernic0 --size=64M \
 	--rw=randread --bs=4k --iodepth=4 --number_ios=400 &&
 	[ "$(jq -r '.stages | .sample_every == 1 and .samples == 400 and .end_to_end_us > 0 and
@@ -158,7 +161,7 @@ else
 	fail "misaligned: expected fio error 22:"; json "$out/misaligned.json" | jq '.jobs[0].error'
 fi
 
-if ! run misaligned-ctrlr --name=misaligned-ctrlr --ioengine=external:"$so" --ernic_host_checks=0 \
+if ! run misaligned-ctrlr --name=misaligned-ctrlr --ioengine="$ioengine" --ernic_host_checks=0 \
 	--ernic_backend=nvmeof:size=64M,bs=4096 --ernic_stats="$out/misaligned-ctrlr.stats.json" --thread=1 \
 	--filename=ernic0 --size=64M --rw=read --bs=512 --number_ios=1 &&
 	jq_true "$out/misaligned-ctrlr.json" '.jobs[0].error == 22' &&
@@ -169,7 +172,7 @@ else
 fi
 
 budget='Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a table of 2048 (got '"'16'"')'
-if ! run budget --name=budget --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096,queues=16 \
+if ! run budget --name=budget --ioengine="$ioengine" --ernic_backend=nvmeof:size=64M,bs=4096,queues=16 \
 	--thread=1 --filename=ernic0 --size=64M --rw=read --bs=4k &&
 	grep -qxF "$budget" "$out/budget.err"; then
 	pass "budget: queues=16 fails at init with the MR budget text"
@@ -177,7 +180,7 @@ else
 	fail "budget: expected '$budget' on stderr, got:"; cat "$out/budget.err"
 fi
 
-if ! run no-thread --name=no-thread --ioengine=external:"$so" --filename=ernic0 --size=64M --rw=read --bs=4k &&
+if ! run no-thread --name=no-thread --ioengine="$ioengine" --filename=ernic0 --size=64M --rw=read --bs=4k &&
 	grep -q 'thread=1 is required' "$out/no-thread.err"; then
 	pass "no-thread: without thread=1 the engine refuses to start and says thread=1 is required"
 else
@@ -188,7 +191,7 @@ fi
 # status ARGS...: one 4 KiB read or write in process with ARGS, stats in $out/status.stats.json
 status() {
 	rm -f "$out/status.stats.json"
-	run status --name=status --ioengine=external:"$so" --ernic_backend=nvmeof:size=64M,bs=4096 --thread=1 \
+	run status --name=status --ioengine="$ioengine" --ernic_backend=nvmeof:size=64M,bs=4096 --thread=1 \
 		--filename=ernic0 --ernic_size=128M --size=4k --bs=4k --ernic_stats="$out/status.stats.json" "$@"
 }
 first() { jq -r '.nvme_status.first | "\(.status) \(.dnr) \(.errno) \(.opc)"' "$out/status.stats.json" 2>/dev/null; }
@@ -236,14 +239,14 @@ else
 fi
 
 # --- device mode, as far as a machine without NVMe reaches
-if ! run nodev --name=nodev --ioengine=external:"$so" --filename=/dev/nvme9n9 --rw=read --bs=4k --size=4k &&
+if ! run nodev --name=nodev --ioengine="$ioengine" --filename=/dev/nvme9n9 --rw=read --bs=4k --size=4k &&
 	grep -qx 'ernic: filename=/dev/nvme9n9: cannot open /dev/ng9n9: No such file or directory' "$out/nodev.err" &&
 	! grep -q 'thread=1' "$out/nodev.err"; then
 	pass "nodev: filename=/dev/nvme9n9 is taken as its ng twin /dev/ng9n9 (without thread=1) and its absence named"
 else
 	fail "nodev: expected the /dev/ng9n9 open error, got:"; cat "$out/nodev.err"
 fi
-if ! run partition --name=partition --ioengine=external:"$so" --filename=/dev/nvme0n1p1 --rw=read --bs=4k --size=4k &&
+if ! run partition --name=partition --ioengine="$ioengine" --filename=/dev/nvme0n1p1 --rw=read --bs=4k --size=4k &&
 	grep -qx 'ernic: filename=/dev/nvme0n1p1: not an NVMe namespace (/dev/ngXnY or /dev/nvmeXnY)' "$out/partition.err"; then
 	pass "partition: a /dev path that is no namespace is refused with one line"
 else
