@@ -417,6 +417,7 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 	const char *raw[CFG_NR_KEYS] = { NULL };
 	char queues_raw[16];
 	char *copy, *p, *item, *save = NULL;
+	const struct cfg_key *path_key = NULL; /* the entry before was a path's */
 	int rc = -EINVAL;
 
 	if (err && errlen)
@@ -453,8 +454,19 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 		save = strchr(item, ',');
 		if (save)
 			*save++ = '\0';
-		if (cfg_parse_item(cfg, trim(item), raw, err, errlen))
+		item = trim(item);
+		/* The rest of a path cut at its comma: say so rather than "expected key=value". */
+		if (path_key && *item && !strchr(item, '=')) {
+			cfg_err(err, errlen, CFG_ERR "%s cannot hold ',', which separates the keys (got '%.*s,%.*s')",
+				path_key->name, CFG_RAW_MAX, raw[path_key - cfg_keys], CFG_RAW_MAX, item);
 			goto out;
+		}
+		if (cfg_parse_item(cfg, item, raw, err, errlen))
+			goto out;
+		/* cfg_parse_item() cut the entry at its '=': @item is the key's name. */
+		path_key = cfg_key_find(trim(item));
+		if (path_key && path_key->kind != CFG_PATH)
+			path_key = NULL;
 	}
 
 	if (cfg->size == 0 || cfg->size % cfg->bs) {

@@ -492,6 +492,13 @@ static void test_malformed_entries_refused(void)
 {
 	expect_err("nvmeof:size", "Error: nvmeof backend: expected key=value (in 'size')");
 	expect_err("nvmeof:size=1G,,bs=512", "Error: nvmeof backend: expected key=value (in '')");
+	/* A path with a comma in it is cut there: the message says why. */
+	expect_err("nvmeof:size=64M,file=/tmp/ci,run/ns0.img,bs=512",
+		   "Error: nvmeof backend: file cannot hold ',', which separates the keys (got '/tmp/ci,run/ns0.img')");
+	expect_err("nvmeof:file=/a/b,size", "Error: nvmeof backend: file cannot hold ',', which separates the keys "
+					    "(got '/a/b,size')");
+	/* Not after any other key. */
+	expect_err("nvmeof:bs=512,size", "Error: nvmeof backend: expected key=value (in 'size')");
 	expect_err_has("nvmeof:size=1G\n,bs=1024", "bs must be 512 or 4096", "'1024'");
 	expect_err_has("nvmeof:bs=10\n24", "bs must be 512 or 4096", "'10?24'");
 }

@@ -18,7 +18,14 @@ done
 case "$so" in *,*) ioengine=$so ;; *) ioengine=external:$so ;; esac
 ERNIC_FIO_IOENGINE=$ioengine
 ERNIC_TEST_DIR=$(cd "$(dirname "$so")" && pwd)/engine-tests
-export ERNIC_FIO_IOENGINE ERNIC_TEST_DIR
+# The file namespace's directory, the job files' ${ERNIC_NS_DIR}: a backend string's file= cannot hold a
+# comma (a comma separates its keys), so under a path with one it is a directory of its own elsewhere.
+case "$ERNIC_TEST_DIR" in
+*,*) ERNIC_NS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ernic-engine-tests.XXXXXX") || exit 1
+	trap 'rm -rf "$ERNIC_NS_DIR"' EXIT ;;
+*) ERNIC_NS_DIR=$ERNIC_TEST_DIR ;;
+esac
+export ERNIC_FIO_IOENGINE ERNIC_TEST_DIR ERNIC_NS_DIR
 rm -rf "$ERNIC_TEST_DIR"
 mkdir -p "$ERNIC_TEST_DIR"
 # A backend or stats file from the caller's environment would change what these jobs test.
@@ -45,7 +52,8 @@ jq_true() {
 }
 
 # --- option table
-if fio --enghelp="$so" >"$out/enghelp.txt" 2>&1 &&
+# From the engine's directory: --enghelp=ENGINE[,OPTION] would cut a path at a comma.
+if (cd "$(dirname "$so")" && fio --enghelp="./$(basename "$so")") >"$out/enghelp.txt" 2>&1 &&
 	grep -q '^ernic_backend ' "$out/enghelp.txt" && grep -q '^ernic_queues ' "$out/enghelp.txt" &&
 	grep -q '^ernic_stats ' "$out/enghelp.txt" && grep -q '^ernic_stage_sample ' "$out/enghelp.txt" &&
 	grep -q '^ernic_passthru ' "$out/enghelp.txt" && grep -q '^ernic_fixedbufs ' "$out/enghelp.txt" &&
