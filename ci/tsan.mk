@@ -13,7 +13,8 @@ TSAN_BUILD ?= build-tsan
 TSAN_UT    := inproc_ut tcp_ut trace_ut mrbudget_ut stages_ut rdma_ut io_ut storage_ut ctrlr_ut nvmf_ut
 TSAN_BINS  := $(patsubst emulator/tests/%.c,$(TSAN_BUILD)/tests/%,\
 	$(filter $(TSAN_UT:%=emulator/tests/%.c),$(wildcard emulator/tests/*_ut.c)))
-TSAN_ENV   := TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(abspath ci/tsan.supp)"
+# The path in single quotes: the sanitizers split their options at commas too.
+TSAN_ENV   := TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions='$(abspath ci/tsan.supp)'"
 
 .PHONY: test-tsan tsan-bins
 test-more: test-tsan
