@@ -84,6 +84,8 @@ enum nvmf_rdma_wr_kind {
 #define NVMF_RDMA_WR_ID(ptr, kind) ((uint64_t)(uintptr_t)(ptr) | (kind))
 #define NVMF_RDMA_WR_PTR(id) ((void *)(uintptr_t)((id) & ~(uint64_t)7))
 #define NVMF_RDMA_WR_KIND(id) ((enum nvmf_rdma_wr_kind)((id) & 7))
+/* The kinds whose completion, or failure to post, frees the slot (a WRITE is always followed by its SEND). */
+#define NVMF_RDMA_WR_ENDS_SLOT(kind) ((kind) == NVMF_RDMA_WR_READ || (kind) == NVMF_RDMA_WR_SEND)
 
 struct nvmf_rdma_queue;
 
@@ -258,15 +260,6 @@ static int nvmf_rdma_post_recv(struct nvmf_rdma_queue *q, struct nvmf_rdma_recv 
  */
 static __thread struct nvmf_rdma_queue *nvmf_rdma_thread_queue;
 
-/* The slot whose work request @wr is, and whether it completes the slot (a READ, a SEND). */
-static struct nvmf_rdma_req *nvmf_rdma_wr_req(const struct ibv_send_wr *wr, bool *ends)
-{
-	enum nvmf_rdma_wr_kind kind = NVMF_RDMA_WR_KIND(wr->wr_id);
-
-	*ends = kind == NVMF_RDMA_WR_READ || kind == NVMF_RDMA_WR_SEND;
-	return NVMF_RDMA_WR_PTR(wr->wr_id);
-}
-
 /*
  * Post the chain from @first (its last ->next is NULL). A sampled command's
  * data and send stamps are taken here, where its requests reach the RNIC.
@@ -277,7 +270,7 @@ static void nvmf_rdma_post_chain(struct nvmf_rdma_queue *q, struct ibv_send_wr *
 {
 	struct ibv_send_wr *bad = NULL, *wr, *next;
 	uint64_t t0 = 0, t1;
-	bool sampling = q->port->trace.every != 0, ends;
+	bool sampling = q->port->trace.every != 0;
 	const char *why;
 	int rc;
 
@@ -287,7 +280,7 @@ static void nvmf_rdma_post_chain(struct nvmf_rdma_queue *q, struct ibv_send_wr *
 	if (sampling) {
 		t1 = ernic_now_ns();
 		for (wr = first; wr && wr != (rc ? bad : NULL); wr = wr->next) {
-			struct nvmf_rdma_req *r = nvmf_rdma_wr_req(wr, &ends);
+			struct nvmf_rdma_req *r = NVMF_RDMA_WR_PTR(wr->wr_id);
 
 			if (ERNIC_LIKELY(r->req.stamps == NULL))
 				continue;
@@ -301,13 +294,13 @@ static void nvmf_rdma_post_chain(struct nvmf_rdma_queue *q, struct ibv_send_wr *
 		return;
 	why = "cannot post the response";
 	for (wr = bad ? bad : first; wr; wr = next) {
-		struct nvmf_rdma_req *r = nvmf_rdma_wr_req(wr, &ends);
+		enum nvmf_rdma_wr_kind kind = NVMF_RDMA_WR_KIND(wr->wr_id);
 
 		next = wr->next;
-		if (NVMF_RDMA_WR_KIND(wr->wr_id) == NVMF_RDMA_WR_READ)
+		if (kind == NVMF_RDMA_WR_READ)
 			why = "cannot post an RDMA READ";
-		if (ends)
-			nvmf_rdma_req_put(q, r);
+		if (NVMF_RDMA_WR_ENDS_SLOT(kind))
+			nvmf_rdma_req_put(q, NVMF_RDMA_WR_PTR(wr->wr_id));
 	}
 	nvmf_rdma_queue_set_disconnect(q, why);
 }
@@ -587,7 +580,7 @@ static void nvmf_rdma_handle_wc(struct nvmf_rdma_queue *q, const struct ibv_wc *
 				  ibv_wc_status_str(wc->status));
 		nvmf_rdma_queue_set_disconnect(q, wc->status == IBV_WC_WR_FLUSH_ERR ? "queue pair flushed"
 					  : "RDMA transfer error");
-		if (kind == NVMF_RDMA_WR_READ || kind == NVMF_RDMA_WR_SEND)
+		if (NVMF_RDMA_WR_ENDS_SLOT(kind))
 			nvmf_rdma_req_put(q, r);
 		return;
 	}
