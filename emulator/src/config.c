@@ -376,8 +376,12 @@ static const char *cfg_raw(const char *const *raw, const char *name, const char 
 	return v ? v : dflt;
 }
 
-/* One "key=value" entry; @raw keeps each key's value as typed, and so also says which keys were seen. */
-static int cfg_parse_item(struct ernic_backend_cfg *cfg, char *item, const char **raw, char *err, size_t errlen)
+/*
+ * One "key=value" entry; @raw keeps each key's value as typed, and so also says which keys were seen; *@keyp
+ * is the entry's key once it is known.
+ */
+static int cfg_parse_item(struct ernic_backend_cfg *cfg, char *item, const char **raw, const struct cfg_key **keyp,
+			  char *err, size_t errlen)
 {
 	const struct cfg_key *key;
 	char *eq = strchr(item, '='), *name, *val;
@@ -389,7 +393,7 @@ static int cfg_parse_item(struct ernic_backend_cfg *cfg, char *item, const char 
 	*eq = '\0';
 	name = trim(item);
 	val = trim(eq + 1);
-	key = cfg_key_find(name);
+	key = *keyp = cfg_key_find(name);
 	if (!key) {
 		cfg_err(err, errlen, CFG_ERR "unknown key '%.*s' (in '%.*s=%.*s')", CFG_RAW_MAX, name, CFG_RAW_MAX,
 			name, CFG_RAW_MAX, val);
@@ -417,7 +421,7 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 	const char *raw[CFG_NR_KEYS] = { NULL };
 	char queues_raw[16];
 	char *copy, *p, *item, *save = NULL;
-	const struct cfg_key *path_key = NULL; /* the entry before was a path's */
+	const struct cfg_key *key = NULL; /* the entry before's */
 	int rc = -EINVAL;
 
 	if (err && errlen)
@@ -456,17 +460,14 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 			*save++ = '\0';
 		item = trim(item);
 		/* The rest of a path cut at its comma: say so rather than "expected key=value". */
-		if (path_key && *item && !strchr(item, '=')) {
+		if (key && key->kind == CFG_PATH && *item && !strchr(item, '=')) {
 			cfg_err(err, errlen, CFG_ERR "%s cannot hold ',', which separates the keys (got '%.*s,%.*s')",
-				path_key->name, CFG_RAW_MAX, raw[path_key - cfg_keys], CFG_RAW_MAX, item);
+				key->name, CFG_RAW_MAX, raw[key - cfg_keys], CFG_RAW_MAX, item);
 			goto out;
 		}
-		if (cfg_parse_item(cfg, item, raw, err, errlen))
+		key = NULL;
+		if (cfg_parse_item(cfg, item, raw, &key, err, errlen))
 			goto out;
-		/* cfg_parse_item() cut the entry at its '=': @item is the key's name. */
-		path_key = cfg_key_find(trim(item));
-		if (path_key && path_key->kind != CFG_PATH)
-			path_key = NULL;
 	}
 
 	if (cfg->size == 0 || cfg->size % cfg->bs) {
