@@ -24,6 +24,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${BLKT_OUT:-$ROOT/build/blktests}
 export BLKT_OUT=$OUT
 SRC=${BLKTESTS:-$ROOT/../shared/blktests}
+# shellcheck source=ci/console.sh
+. "$ROOT/ci/console.sh"
 
 # Tests no external target can pass as written (blktests 613b837), each with why. They are reported, never gated.
 declare -A EXTERNAL_CANNOT=(
@@ -88,30 +90,17 @@ command -v qemu-system-x86_64 >/dev/null || die "missing qemu-system-x86_64 (run
 "$HERE/build-guest.sh" "$SRC" || die "building the guest failed"
 
 echo "blktests: $NTESTS test(s) on $TARGETS under QEMU (TCG), limit ${TIMEOUT}s"
-# As the lane: TCG only, always under timeout; 2 GiB for the RAM namespaces and the xfs results disk. The console
-# goes to a file that QEMU never waits on (with -serial stdio into a pipe, a stalled reader would stall every
-# console write of the guest, and with them the tests' timing), and is followed from there while the guest runs.
-RAW=$OUT/console.raw
-: >"$RAW"
+# As the lane: TCG only, always under timeout; 2 GiB for the RAM namespaces and the xfs results disk. The log is
+# written a line at a time, to be followed while the guest runs.
 set +e
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+follow_console "$OUT/console.raw" timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -M pc -m 2G -smp 2 \
-	-nic none -display none -nodefaults -no-reboot -serial "file:$RAW" \
+	-nic none -display none -nodefaults -no-reboot -serial "file:$OUT/console.raw" \
 	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" \
 	-append "console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests blkt.tests=$TESTS blkt.targets=$TARGETS blkt.timeout=${BLKT_PER_TEST:-900}" \
-	</dev/null >"$OUT/qemu.log" 2>&1 &
-QPID=$!
-trap 'kill -TERM "$QPID" "${TPID:-}" 2>/dev/null || true' EXIT
-trap 'exit 130' INT TERM
-# The log, a line at a time as the guest writes it; tail reads to the end once more after QEMU has gone.
-tail -s 0.5 -n +1 -F --pid="$QPID" "$RAW" 2>/dev/null | stdbuf -oL tr -d '\r' >"$LOG" &
-TPID=$!
-wait "$QPID"
+	>"$LOG"
 QRC=$?
-wait "$TPID"
-trap - EXIT INT TERM
 set -e
-[ ! -s "$OUT/qemu.log" ] || cat "$OUT/qemu.log"
 [ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "blktests: QEMU killed after ${TIMEOUT}s"
 grep -q '^BLKT-DONE' "$LOG" || echo "blktests: the guest did not finish (see $LOG)"
 

@@ -58,6 +58,8 @@ RUNTIME=${LANE_RUNTIME:-1}
 CSV_DIR=${LANE_CSV_DIR:-$ROOT/results}
 # shellcheck source=suites/lib.sh
 . "$ROOT/suites/lib.sh"
+# shellcheck source=ci/console.sh
+. "$ROOT/ci/console.sh"
 CSV_HEADER=$(csv_columns suite)
 COMMIT=$(ernic_commit)
 [[ $COMMIT =~ ^[0-9A-Za-z._-]+$ ]] || die "commit id '$COMMIT' cannot go on the kernel command line"
@@ -145,30 +147,16 @@ truncate -s 1G "$OUTBOX"
 APPEND="$APPEND ernic.deadline=$(($(date +%s) + TIMEOUT - 20))"
 
 echo "lane: booting $(cat "$OUT/kernel-release") under QEMU (TCG), limit ${TIMEOUT}s"
-# The console goes to a file, which QEMU never waits on, and is followed from there: with -serial stdio a slow
-# reader of this script's output (a CI log) would hold up every console write of the guest, its watchdog's too.
 RAW=$OUT/console.raw
-: >"$RAW"
 set +e
 # KVM is not usable here (the kernel hangs or QEMU pauses on an emulation failure): TCG, always under timeout.
 # -drive splits its value at commas, so a comma in the path is doubled; -serial file: takes the rest as the path.
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+follow_console "$RAW" timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -M pc -m 1G -smp 2 \
 	-nic none -display none -nodefaults -no-reboot -serial "file:$RAW" \
 	-drive "file=${OUTBOX//,/,,},format=raw,if=virtio" \
-	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" -append "$APPEND" \
-	</dev/null 2>&1 &
-QPID=$!
-# In the background a ^C would not reach it: passed on, as to the follower.
-trap 'kill -TERM "$QPID" "${TPID:-}" 2>/dev/null || true' EXIT
-trap 'exit 130' INT TERM
-# tail reads to the end once more after QEMU (its timeout) has gone.
-tail -s 0.5 -n +1 -F --pid="$QPID" "$RAW" 2>/dev/null | tr -d '\r' &
-TPID=$!
-wait "$QPID"
+	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" -append "$APPEND"
 QRC=$?
-wait "$TPID"
-trap - EXIT INT TERM
 set -e
 tr -d '\r' <"$RAW" >"$LOG"
 [ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "lane: QEMU killed after ${TIMEOUT}s"
