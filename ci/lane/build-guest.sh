@@ -9,6 +9,8 @@
 #
 # Usage: ci/lane/build-guest.sh
 # Env:   ERNICD=PATH   ernicd binary to include (default build/ernicd, included only if executable)
+#        ERNICD_B=PATH  a second ernicd build to include as /bin/ernicd-b (default none; guest-init.sh runs it
+#                       beside ernicd in the suite rounds)
 #        ERNICCTL=PATH ernicctl binary to include (default build/ernicctl, only if executable)
 #        LOAD_TOOL=PATH  nvmf_tcp_load binary to include (default build/nvmf_tcp_load, only if executable)
 #        RTT_TOOL=PATH  tcp_rtt binary to include (default build/tcp_rtt, only if executable)
@@ -25,6 +27,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${LANE_OUT:-$ROOT/build/lane}
 CACHE=$OUT/cache
 ERNICD=${ERNICD:-$ROOT/build/ernicd}
+ERNICD_B=${ERNICD_B:-}
+[ -z "$ERNICD_B" ] || [ -x "$ERNICD_B" ] || die "ERNICD_B must be an executable ernicd (got '$ERNICD_B')"
 LOAD_TOOL=${LOAD_TOOL:-$ROOT/build/nvmf_tcp_load}
 ENGINE_SO=${ENGINE_SO:-$ROOT/build/ernic-fio.so} # the fio engine (the passthru phase and suites/run on /dev/ng0n1)
 ERNICCTL=${ERNICCTL:-$ROOT/build/ernicctl} # the ctl phase's and the blktests lane's control requests
@@ -133,7 +137,7 @@ done
 
 # Shared libraries of the tools (ldd exits 1 on a static binary such as busybox-static: that is not an error).
 LIBS=""
-for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ) \
+for t in $TOOLS $( [ -x "$ERNICD" ] && echo "$ERNICD" ) ${ERNICD_B:+"$ERNICD_B"} $( [ -x "$LOAD_TOOL" ] && echo "$LOAD_TOOL" ) \
 	$( [ -x "$RDMA_SGL_TOOL" ] && echo "$RDMA_SGL_TOOL" ) $( [ -f "$ENGINE_SO" ] && echo "$ENGINE_SO" ) \
 	$( [ -x "$ERNICCTL" ] && echo "$ERNICCTL" ) $( [ -x "$RTT_TOOL" ] && echo "$RTT_TOOL" ); do
 	out=$(ldd "$t" 2>/dev/null) || continue
@@ -153,6 +157,7 @@ manifest() {
 	# shellcheck disable=SC2086
 	sha256sum $TOOLS $LIBS
 	[ "$HAVE_ERNICD" = no ] || sha256sum "$ERNICD"
+	[ -z "$ERNICD_B" ] || echo "ernicd-b $(sha256sum <"$ERNICD_B")"
 	[ "$HAVE_LOAD_TOOL" = no ] || sha256sum "$LOAD_TOOL"
 	[ ! -f "$ENGINE_SO" ] || sha256sum "$ENGINE_SO"
 	[ ! -x "$RDMA_SGL_TOOL" ] || sha256sum "$RDMA_SGL_TOOL"
@@ -206,6 +211,10 @@ done
 if [ "$HAVE_ERNICD" = yes ]; then
 	put "$ERNICD" /usr/bin/ernicd
 	chmod 755 "$R/usr/bin/ernicd"
+fi
+if [ -n "$ERNICD_B" ]; then
+	put "$ERNICD_B" /usr/bin/ernicd-b
+	chmod 755 "$R/usr/bin/ernicd-b"
 fi
 if [ -x "$ERNICCTL" ]; then
 	put "$ERNICCTL" /usr/bin/ernicctl

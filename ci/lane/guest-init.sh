@@ -10,6 +10,9 @@
 # data digests and the integrity case again, disconnect. ernicd also has its
 # id-ctrl fields checked against the emulator's, a file namespace checked, 20 connect/disconnect rounds with its
 # counters back at rest, and a second instance started with queues=8 for the queue_count check at C=8.
+# When the initramfs also has /bin/ernicd-b (ci/lane/run.sh, LANE_ERNICD_B: a second build of ernicd), it serves
+# namespace 1 alike on 127.0.0.1:4424 and joins the suite rounds as a third target (phase ernicd-b), so that two
+# builds are compared in one guest, each round against the same nvmet-tcp round; it has no other checks.
 #
 # Then the faults phase (ernicd on a file namespace, the host connected with a recovery policy, crc32c
 # write-then-verify fio jobs running through each fault): ernicd killed with SIGKILL and restarted, every
@@ -48,10 +51,13 @@ PORT=4420 # the port connect, discover and wait_listen use: the current target's
 PORT_MAIN=4420
 PORT_Q8=4421
 PORT_NVMET=4422 # nvmet-tcp's, while it and ernicd take turns at the suite cases (paired_rounds)
+PORT_ERNICD_B=4424
 NVMET_DEV=""    # namespace 1 of each target in the suite rounds; empty: that phase left out
 ERNICD_DEV=""
+ERNICD_B_DEV=""
 NQN_NVMET=nqn.2024-01.org.ernic:lane-nvmet
 NQN_ERNICD=nqn.2024-01.org.ernic:lane-ernicd
+NQN_ERNICD_B=nqn.2024-01.org.ernic:lane-ernicd-b
 NQN_ERNICD_Q8=nqn.2024-01.org.ernic:lane-ernicd-q8
 QUEUES=4 # I/O queues each target is configured with (C)
 NS_SIZE=128M # namespace 1 of both targets
@@ -93,6 +99,7 @@ finish() { # finish MARKER-TEXT: the single marker line, then power off
 	if [ -n "$WATCHDOG" ]; then kill "$WATCHDOG" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_PID:-}" ]; then kill -TERM "$ERNICD_PID" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_Q8_PID:-}" ]; then kill -TERM "$ERNICD_Q8_PID" 2>/dev/null || true; fi
+	if [ -n "${ERNICD_B_PID:-}" ]; then kill -TERM "$ERNICD_B_PID" 2>/dev/null || true; fi
 	outbox_write || echo "lane: writing the outbox to $OUTBOX failed" >/dev/console
 	sync
 	# To the console itself: finish may run in a command substitution whose stdout is a pipe.
@@ -118,6 +125,10 @@ fail() {
 	if [ "$PHASE" = faults ]; then
 		echo "lane: the kernel's last nvme messages:" >/dev/console
 		dmesg | grep -i nvme | tail -n 20 | sed 's/^/  kernel: /' >/dev/console
+	fi
+	if [ "$PHASE" = ernicd-b ] && [ -s "$ERNICD_B_LOG" ]; then
+		echo "lane: last lines of ernicd-b's stderr:" >/dev/console
+		tail -n 20 "$ERNICD_B_LOG" | sed 's/^/  ernicd-b: /' >/dev/console
 	fi
 	if [ "$PHASE" = ernicd ] && [ -s "$RESULTS/ernicd-q8.log" ]; then
 		echo "lane: last lines of the queues=8 ernicd's stderr:" >/dev/console
@@ -461,7 +472,14 @@ check_id_ctrl() {
 }
 
 round_order() { # round_order R: the targets' turns in suite round R, nvmet first in odd rounds
-	if [ $(($1 % 2)) -eq 0 ]; then echo "ernicd nvmet"; else echo "nvmet ernicd"; fi
+	# With ernicd-b the three rotate, each taking each place once in three rounds.
+	if [ -n "$ERNICD_B_DEV" ]; then
+		case $(($1 % 3)) in
+		1) echo "nvmet ernicd ernicd-b" ;;
+		2) echo "ernicd ernicd-b nvmet" ;;
+		0) echo "ernicd-b nvmet ernicd" ;;
+		esac
+	elif [ $(($1 % 2)) -eq 0 ]; then echo "ernicd nvmet"; else echo "nvmet ernicd"; fi
 }
 
 expect_einval_512() { # expect_einval_512 DEVICE: a 512-byte O_DIRECT read on a 4 KiB-block device must fail, EINVAL
@@ -549,6 +567,7 @@ paired_rounds() {
 			case "$t" in
 			nvmet) [ -n "$NVMET_DEV" ] || continue; DEV=$NVMET_DEV; SUITE_BACKEND=$NVMET_BACKEND ;;
 			ernicd) [ -n "$ERNICD_DEV" ] || continue; DEV=$ERNICD_DEV; SUITE_BACKEND=$ERNICD_BACKEND ;;
+			ernicd-b) DEV=$ERNICD_B_DEV; SUITE_BACKEND=$ERNICD_B_BACKEND ;;
 			esac
 			PHASE=$t
 			log "suite cases, round $r of $ROUNDS"
@@ -1149,6 +1168,40 @@ phase_faults() {
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# target 3: ernicd-b, a second build of ernicd, when the initramfs has one (ci/lane/run.sh, LANE_ERNICD_B)
+
+ERNICD_B_LOG=$RESULTS/ernicd-b.log
+ERNICD_B_PID=""
+
+# Started as the suite rounds' ernicd is, namespace 1 only, after ernicd_open (whose MDTS it takes).
+ernicd_b_open() {
+	PHASE=ernicd-b
+	PORT=$PORT_ERNICD_B
+	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD_B" \
+		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}" \
+		${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} $ERNICD_TCP_OPTS
+	log "ernicd-b $*"
+	ernicd-b "$@" 2>"$ERNICD_B_LOG" &
+	ERNICD_B_PID=$!
+	wait_listen "$ERNICD_B_PID"
+	exercise_setup "$NQN_ERNICD_B" "$QUEUES" "ernicd-b:nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES"
+	ERNICD_B_DEV=$DEV
+	ERNICD_B_BACKEND=$SUITE_BACKEND
+	PORT=$PORT_MAIN
+}
+
+ernicd_b_close() {
+	local pid
+	PHASE=ernicd-b
+	log "disconnect"
+	disconnect "$NQN_ERNICD_B"
+	emit_csv "$RESULTS/csv/$PHASE"
+	pid=$ERNICD_B_PID
+	ERNICD_B_PID=""
+	stop_ernicd "$pid" ernicd-b
+}
+
+# ---------------------------------------------------------------------------------------------------------------
 
 # Phases kept in files of their own (ci/lane/phase-*.sh, copied next to /init as /lane/).
 for f in /lane/phase-*.sh; do
@@ -1171,7 +1224,9 @@ case "$skip" in *,ernicd,*) log "ernicd phase skipped (ernic.skip)"; run_ernicd=
 # connected, then each target's digest cases and the rest of its checks.
 if [ "$run_nvmet" = 1 ]; then nvmet_open; fi
 if [ "$run_ernicd" = 1 ]; then ernicd_open; fi
+if [ "$run_ernicd" = 1 ] && [ -x /bin/ernicd-b ]; then ernicd_b_open; fi
 paired_rounds
+if [ -n "$ERNICD_B_DEV" ]; then ernicd_b_close; fi
 if [ "$run_nvmet" = 1 ]; then nvmet_close; fi
 if [ "$run_ernicd" = 1 ]; then ernicd_close; fi
 PHASE=ernicd

@@ -30,6 +30,11 @@
 #        LANE_SKIP=PHASE[,PHASE]  leave phases out: nvmet, ernicd, faults, lad, rdma, passthru, ctl
 #        LANE_CSV_DIR=DIR  where the rows are appended (default results/)
 #        ERNICD=PATH  ernicd binary to put in the guest (default build/ernicd)
+#        LANE_ERNICD_B=PATH  a second ernicd build (a change under test) to run beside ERNICD in the same guest:
+#                       the suite rounds then rotate three targets, and the lane prints ernicd-b / ernicd per case,
+#                       paired round by round as against nvmet-tcp. Two builds compared across two boots also
+#                       compare the boots (the ratio to nvmet-tcp moved 0.90-1.10 between boots of one build on
+#                       2026-12-05); in one guest they share its state. ernicd-b's rows are not appended.
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
@@ -114,6 +119,15 @@ if [ -n "${LANE_CASES:-}" ]; then
 	[[ $LANE_CASES =~ ^[a-z0-9-]+/[a-z0-9-]+(,[a-z0-9-]+/[a-z0-9-]+)*$ ]] ||
 		die "LANE_CASES must be a comma list of suite/case such as qdepth/qd1 (got '$LANE_CASES')"
 	APPEND="$APPEND ernic.cases=$LANE_CASES"
+fi
+if [ -n "${LANE_ERNICD_B:-}" ]; then
+	if [ ! -f "$LANE_ERNICD_B" ] || [ ! -x "$LANE_ERNICD_B" ]; then
+		die "LANE_ERNICD_B must be an executable ernicd (got '$LANE_ERNICD_B')"
+	fi
+	[[ ,${LANE_SKIP:-}, != *,ernicd,* ]] || die "LANE_ERNICD_B runs beside the ernicd phase, which LANE_SKIP leaves out"
+	export ERNICD_B=$LANE_ERNICD_B
+else
+	unset ERNICD_B
 fi
 if [ -n "${LANE_SKIP:-}" ]; then
 	[[ $LANE_SKIP =~ ^(nvmet|ernicd|faults|lad|rdma|passthru|ctl)(,(nvmet|ernicd|faults|lad|rdma|passthru|ctl))*$ ]] ||
@@ -323,6 +337,20 @@ if grep -q '^ERNIC-LANE-RTT ' "$LOG"; then
 		grep '^ERNIC-LANE-RTT ' "$LOG" | sed 's/^ERNIC-LANE-RTT /  /'
 	} >>"$RATIOS"
 fi
+# Two builds of ernicd (LANE_ERNICD_B): ernicd-b / ernicd per case, paired round by round, and each against
+# nvmet-tcp the same way.
+if printf '%s\n' "$ROWS" | grep -q '^ernicd-b	'; then
+	{
+		echo
+		echo "ernicd-b ($(basename "$LANE_ERNICD_B")) against ernicd ($(basename "${ERNICD:-$ROOT/build/ernicd}")), same guest, medians of the rounds' paired IOPS ratios"
+		printf '%-34s %10s %10s %10s  %s\n' case "b/ernicd" "b/nvmet" "ernicd/nvmet" "b/ernicd per round"
+		join -t '	' -j 1 <(round_ratios ernicd-b ernicd | sort) \
+			<(join -t '	' -j 1 <(round_ratios ernicd-b nvmet | cut -f 1,2 | sort) \
+				<(printf '%s\n' "$ROUND_RATIOS" | cut -f 1,2 | sort)) |
+			awk -F'\t' '{ printf "%-34s %10s %10s %10s  %s\n", $1, ($2 == "" ? "n/a" : sprintf("%.3f", $2)),
+				($4 == "" ? "n/a" : sprintf("%.3f", $4)), ($5 == "" ? "n/a" : sprintf("%.3f", $5)), $3 }'
+	} >>"$RATIOS"
+fi
 # ernicd's waits for the host in each of its suite rounds (waits_report in guest-init.sh).
 if grep -q '^ERNIC-LANE-WAITS ' "$LOG"; then
 	{
@@ -460,6 +488,8 @@ mkdir -p "$CSV_DIR"
 n=0
 for f in "$RES"/csv/*/*.csv; do
 	[ -e "$f" ] || continue
+	# A build under test (LANE_ERNICD_B) is no point of the trend.
+	[[ $f != "$RES"/csv/ernicd-b/* ]] || continue
 	csv_ready "$CSV_DIR/$(basename "$f")" suite || die "nothing more appended"
 	tail -n +2 "$f" >>"$CSV_DIR/$(basename "$f")"
 	n=$((n + $(tail -n +2 "$f" | wc -l)))
