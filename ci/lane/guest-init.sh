@@ -760,8 +760,9 @@ ernicd_open() {
 		log "ernicd takes nvmet-tcp's MDTS: ${ERNICD_MDTS:-none reported (nvmet phase skipped), its own 5}"
 	fi
 	truncate -s 64M /tmp/ernicd-ns2.img || fail "cannot create namespace file"
-	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" \
-		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}" \
+	# Namespace 1, the suite rounds' (ernicd-b's too).
+	ERNICD_NS1="nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}"
+	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" --backend "$ERNICD_NS1" \
 		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img,queues=$QUEUES" \
 		--stats "$ERNICD_STATS" ${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} $ERNICD_TCP_OPTS
 	log "ernicd $*"
@@ -1177,8 +1178,7 @@ ERNICD_B_PID=""
 ernicd_b_open() {
 	PHASE=ernicd-b
 	PORT=$PORT_ERNICD_B
-	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD_B" \
-		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}" \
+	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD_B" --backend "$ERNICD_NS1" \
 		${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} $ERNICD_TCP_OPTS
 	log "ernicd-b $*"
 	ernicd-b "$@" 2>"$ERNICD_B_LOG" &
