@@ -298,6 +298,15 @@ round_ratios() {
 }
 ROUND_RATIOS=$(round_ratios ernicd nvmet)
 
+# level_line TARGET KERNEL-TARGET: from round_ratios lines on stdin, one line saying how many cases were at or above
+# 1.0 paired and which were below, with their rounds. Printed, not judged: a TCG ratio is too noisy for a gate
+# (ci/regress judges the trend in the nightly).
+level_line() {
+	awk -F'\t' -v t="$1" -v k="$2" '
+		$2 != "" { n++; if ($2 + 0 >= 1.0) up++; else below = below sprintf("%s %s %.2f (rounds %s)", (below == "" ? "" : ";"), $1, $2, $3) }
+		END { if (n) printf "%s / %s at or above 1.0, paired: %d of %d cases%s\n", t, k, up, n, (below == "" ? "" : "; below:" below) }'
+}
+
 # ernicd / nvmet-tcp, case by case, where both ran and nvmet-tcp moved data: medians over the rounds.
 # Both kinds of line, for the table and the CSV rows: "phase<TAB>case<TAB>..." and "rounds<TAB>case<TAB>...".
 PER_CASE=$(printf '%s\n' "$MEDIANS"; printf '%s\n' "$ROUND_RATIOS" | sed 's/^/rounds\t/')
@@ -328,6 +337,7 @@ printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDT
 		print "ratio: of the two medians; paired: the median of the rounds\047 ernicd / nvmet-tcp IOPS, each round the"
 		print "two targets one after the other"
 	}' >"$RATIOS"
+printf '%s\n' "$ROUND_RATIOS" | level_line ernicd nvmet-tcp >>"$RATIOS"
 # The guest's bare loopback round trip between two processes (tcp_rtt_report in guest-init.sh), beside qdepth/qd1.
 if grep -q '^ERNIC-LANE-RTT ' "$LOG"; then
 	{
@@ -422,6 +432,7 @@ if printf '%s\n' "$ROWS" | grep -q '^rdma-'; then
 					ratio(iops["rdma-nvmet", c], iops["nvmet", c])
 			}
 		}' >"$RATIOS_RDMA"
+	printf '%s\n' "$ROUND_RATIOS_RDMA" | level_line ernicd nvmet-rdma >>"$RATIOS_RDMA"
 	grep '^ERNIC-LANE-MR ' "$LOG" | sed 's/^ERNIC-LANE-MR /MR budget: /' >>"$RATIOS_RDMA" || true
 	echo
 	echo "lane: RDMA phase (TCG: only the ratios mean anything)"
