@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Engine tests: short fio runs through build/ernic-fio.so, each check saying
 # what it proves. Exits non-zero when any check fails.
 #
@@ -13,9 +13,9 @@ for tool in fio jq; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "engine/tests: $tool is not installed"; exit 1; }
 done
 
-# fio's ioengine= for it, the job files' ${ERNIC_FIO_IOENGINE}: as suites/lib.sh's fio_ioengine (a path with
-# a comma goes bare, which fio loads where "external:" would not match).
-case "$so" in *,*) ioengine=$so ;; *) ioengine=external:$so ;; esac
+# fio's ioengine= for it, the job files' ${ERNIC_FIO_IOENGINE}.
+. "$here/../../suites/lib.sh"
+ioengine=$(fio_ioengine "$so")
 ERNIC_FIO_IOENGINE=$ioengine
 ERNIC_TEST_DIR=$(cd "$(dirname "$so")" && pwd)/engine-tests
 # The file namespace's directory, the job files' ${ERNIC_NS_DIR}: a backend string's file= cannot hold a
