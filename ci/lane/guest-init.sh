@@ -36,6 +36,8 @@
 # nvmet phase's target reported, so the ratios compare targets that split requests alike, or ernicd's own 5
 # when that phase did not run; the queues=8 instance keeps ernicd's default and its Identify is checked
 # against it either way),
+# ernic.b_opts=OPT[,OPT]|none (ernicd-b's options in place of ERNICD_TCP_OPTS: a second build, or the same
+# build with other options, in the same guest; none: no options),
 # ernic.cpus=LIST|all (ernicd --cpus of that instance and of the lad phase's; default all: unpinned, on the
 # CPUs nvmet-tcp's work runs on too. Pinned to one of the guest's two CPUs, ernicd did every receive copy of
 # a 1 MiB write on it while the other stayed 60-73% idle; README, "One data PDU per 1 MiB, and ernicd
@@ -66,10 +68,11 @@ SUITE_CASES="patterns/randread patterns/randwrite patterns/randrw-70-30 qdepth/q
 sequential/read sequential/write subblock/read-512-on-4k subblock/write-1k-on-4k integrity/ram-8m"
 DIGEST_CASES="integrity/ram-8m" # after the reconnect with --hdr-digest --data-digest
 DIGEST_LABEL=" +hdgst+ddgst"     # appended to the backend column of those rows
-# Options of every ernicd the NVMe/TCP suite cases and the lad phase run against. --zero-copy-reads: under TCG
-# every byte a guest CPU copies is emulated, so reads of 16 KiB or more sent by reference beat the copy into
-# socket buffers (on a native loopback they do not: README, "Zero-copy reads").
-ERNICD_TCP_OPTS="--zero-copy-reads"
+# Options of every ernicd the NVMe/TCP suite cases and the lad phase run against: none, ernicd's defaults. Reads
+# are copied into socket buffers, as on a native loopback, where sending them by reference (--zero-copy-reads)
+# costs more (README, "Zero-copy reads"). It won in this guest only while its CPU copied with an emulated byte
+# loop (ci/lane/run.sh, LANE_CPU_MODEL).
+ERNICD_TCP_OPTS=""
 RESULTS=/results
 OUTBOX=/dev/vda # the lane's virtio disk (ci/lane/run.sh): outbox_write
 OUTBOX_DIR=$RESULTS/outbox
@@ -199,6 +202,12 @@ setup_system() {
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus all)
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
 	CPU_SPLIT=$(cmdline_opt ernic.cpusplit 0)
+	ERNICD_B_OPTS=$(cmdline_opt ernic.b_opts "")
+	case "$ERNICD_B_OPTS" in
+	"") ERNICD_B_OPTS=$ERNICD_TCP_OPTS ;;
+	none) ERNICD_B_OPTS="" ;;
+	*) ERNICD_B_OPTS=$(echo "$ERNICD_B_OPTS" | tr , " ") ;;
+	esac
 	# A subset of the suite cases, for a quicker look at a few (the lane's verdict still covers what ran).
 	CASES=$(cmdline_opt ernic.cases "")
 	if [ -n "$CASES" ]; then SUITE_CASES=$(echo "$CASES" | tr , " "); fi
@@ -222,6 +231,12 @@ setup_system() {
 
 	log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, $(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo)," \
 		"watchdog in ${timeout} s"
+	# How the kernel copies and clears pages, from the CPU's flags (ci/lane/run.sh, LANE_CPU_MODEL): under TCG a
+	# rep movsb moves one byte per pass through its translation block, a rep movsq eight.
+	log "cpu: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo); string copies:" \
+		"$(awk -F': ' '/^flags/ { f = " " $2 " "
+			print (f ~ / erms /) ? "rep movsb (erms)" : (f ~ / rep_good /) ? "rep movsq (rep_good)" : "unrolled moves"
+			exit }' /proc/cpuinfo)"
 	# What a figure was measured under: every clock read and every system call costs far more under TCG when the
 	# clocksource has no vDSO path or page-table isolation switches CR3 (a full soft-TLB flush) on each entry.
 	# (ci/lane/run.sh asks for the TSC; the list says what else the guest had)
@@ -1179,7 +1194,7 @@ ernicd_b_open() {
 	PHASE=ernicd-b
 	PORT=$PORT_ERNICD_B
 	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD_B" --backend "$ERNICD_NS1" \
-		${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} $ERNICD_TCP_OPTS
+		${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} $ERNICD_B_OPTS
 	log "ernicd-b $*"
 	ernicd-b "$@" 2>"$ERNICD_B_LOG" &
 	ERNICD_B_PID=$!

@@ -22,6 +22,8 @@
 #        LANE_CASES=SUITE/CASE[,SUITE/CASE]  only these suite cases (default: all of ci/lane/guest-init.sh's)
 #        LANE_CPU_SPLIT=1  run the suite cases one suites/run each and log where each vCPU's time went during
 #                       each case, and ernicd's CPU ticks (default 0: one suites/run for all, quicker)
+#        LANE_CPU_MODEL=CPU  QEMU's -cpu for the guest (default max,-erms,-fsrm: copies by quadword; max: by byte,
+#                       the default before 2026-12-05)
 #        LANE_IDLE=poll|halt  how the guest's idle vCPUs wait (default poll: idle=poll; halt: the kernel's own
 #                       HLT, the default before 2026-12-03)
 #        LANE_KERNEL_ARGS="ARG..."  more guest kernel arguments, after the lane's own (the last of a key wins:
@@ -35,6 +37,8 @@
 #                       paired round by round as against nvmet-tcp. Two builds compared across two boots also
 #                       compare the boots (the ratio to nvmet-tcp moved 0.90-1.10 between boots of one build on
 #                       2026-12-05); in one guest they share its state. ernicd-b's rows are not appended.
+#        LANE_ERNICD_B_OPTS="OPT..."  ernicd-b's options instead of the suite ernicd's (--zero-copy-reads; empty:
+#                       none), to compare options of one build: LANE_ERNICD_B=build/ernicd LANE_ERNICD_B_OPTS=
 #        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
@@ -77,6 +81,16 @@ done
 # read (fio's per I/O, the TCP stack's per segment, ernicd's spin) is a system call and an emulated device
 # access. TCG's TSC follows the host's monotonic clock, one count for every vCPU, so it is safe to trust here.
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests clocksource=tsc tsc=reliable"
+# The guest's CPU has no ERMS or FSRM. With them (QEMU's max) the kernel copies and clears pages with rep movsb and
+# rep stosb, which QEMU 7.2's TCG runs one byte per pass through the instruction's translation block: 8 times the
+# passes of the rep movsq it uses without them, where a real CPU with ERMS copies 4 KiB in about 100 ns. Every
+# copy then cost more than several system calls, and a target's ratio followed how many bytes it copied or
+# cleared more than how it worked: on max, nvmet-tcp's large reads (pages it allocates, which this kernel zeroes)
+# ran at 1/3 to 1/2 less, ernicd's depth-1 reads (a 4 KiB copy into the socket) slower too (README, "The guest's
+# CPU model", 2026-12-05). LANE_CPU_MODEL=max: as before.
+CPU_MODEL=${LANE_CPU_MODEL:-max,-erms,-fsrm}
+[[ $CPU_MODEL =~ ^[a-zA-Z0-9_.-]+(,[-+]?[a-z0-9_.-]+)*$ ]] ||
+	die "LANE_CPU_MODEL must be a QEMU -cpu value such as max,-erms (got '$CPU_MODEL')"
 # Idle vCPUs poll instead of halting (idle=poll, as a host tuned for latency runs). Under TCG a halted vCPU is a
 # host thread asleep on a condition variable, and waking it costs tens of microseconds where a real CPU leaves
 # C1 in about one. A target whose reply wakes the host's CPU from another one pays that once per I/O: ernicd,
@@ -126,7 +140,14 @@ if [ -n "${LANE_ERNICD_B:-}" ]; then
 	fi
 	[[ ,${LANE_SKIP:-}, != *,ernicd,* ]] || die "LANE_ERNICD_B runs beside the ernicd phase, which LANE_SKIP leaves out"
 	export ERNICD_B=$LANE_ERNICD_B
+	if [ -n "${LANE_ERNICD_B_OPTS+set}" ]; then
+		[[ $LANE_ERNICD_B_OPTS =~ ^(--[a-z0-9-]+(=[A-Za-z0-9_.:/-]+)?( +|$))*$ ]] ||
+			die "LANE_ERNICD_B_OPTS must be ernicd options such as --zero-copy-reads (got '$LANE_ERNICD_B_OPTS')"
+		B_OPTS=$(echo $LANE_ERNICD_B_OPTS | tr ' ' ,)
+		APPEND="$APPEND ernic.b_opts=${B_OPTS:-none}"
+	fi
 else
+	[ -z "${LANE_ERNICD_B_OPTS+set}" ] || die "LANE_ERNICD_B_OPTS is ernicd-b's, and LANE_ERNICD_B is not set"
 	unset ERNICD_B
 fi
 if [ -n "${LANE_SKIP:-}" ]; then
@@ -166,7 +187,7 @@ set +e
 # KVM is not usable here (the kernel hangs or QEMU pauses on an emulation failure): TCG, always under timeout.
 # -drive splits its value at commas, so a comma in the path is doubled; -serial file: takes the rest as the path.
 follow_console "$RAW" timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -M pc -m 1G -smp 2 \
+	-accel tcg,thread=multi -cpu "$CPU_MODEL" -M pc -m 1G -smp 2 \
 	-nic none -display none -nodefaults -no-reboot -serial "file:$RAW" \
 	-drive "file=${OUTBOX//,/,,},format=raw,if=virtio" \
 	-kernel "$OUT/vmlinux" -initrd "$OUT/initramfs.cpio" -append "$APPEND"
@@ -313,7 +334,10 @@ PER_CASE=$(printf '%s\n' "$MEDIANS"; printf '%s\n' "$ROUND_RATIOS" | sed 's/^/ro
 RATIOS=$OUT/ratios.txt
 ERNICD_MDTS=$(phase_mdts ernicd || true)
 NVMET_MDTS=$(phase_mdts nvmet || true)
-printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" '
+# The string copies the guest's kernel uses, as it logged them (guest-init.sh): they decide what a copy costs.
+COPIES=$(sed -n 's/.* init: cpu: .*; string copies: //p' "$LOG" | head -n 1)
+printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" \
+	-v gcpu="$CPU_MODEL" -v copies="${COPIES:-?}" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
@@ -322,6 +346,7 @@ printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDT
 			(rounds > 1 ? ", the targets taking turns round by round" : "")
 		printf "MDTS (Identify Controller; 0: no limit): ernicd %s, nvmet-tcp %s\n", (emdts == "" ? "?" : emdts),
 			(nmdts == "" ? "?" : nmdts)
+		printf "guest CPU: %s, the kernel copying by %s\n", gcpu, copies
 		printf "%-34s %11s %11s %8s %14s %14s %8s %8s  %s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
 			"ernicd lat us", "nvmet lat us", "ratio", "paired", "IOPS ratio per round"
 		for (i = 1; i <= k; i++) {
@@ -352,7 +377,7 @@ fi
 if printf '%s\n' "$ROWS" | grep -q '^ernicd-b	'; then
 	{
 		echo
-		echo "ernicd-b ($(basename "$LANE_ERNICD_B")) against ernicd ($(basename "${ERNICD:-$ROOT/build/ernicd}")), same guest, medians of the rounds' paired IOPS ratios"
+		echo "ernicd-b ($(basename "$LANE_ERNICD_B")${LANE_ERNICD_B_OPTS+, options '$LANE_ERNICD_B_OPTS'}) against ernicd ($(basename "${ERNICD:-$ROOT/build/ernicd}")), same guest, medians of the rounds' paired IOPS ratios"
 		printf '%-34s %10s %10s %10s  %s\n' case "b/ernicd" "b/nvmet" "ernicd/nvmet" "b/ernicd per round"
 		join -t '	' -j 1 <(round_ratios ernicd-b ernicd | sort) \
 			<(join -t '	' -j 1 <(round_ratios ernicd-b nvmet | cut -f 1,2 | sort) \
@@ -519,13 +544,17 @@ csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
 csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
 	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios" \
 	',"tcp"' || die "no ratios appended"
+# Every row before the guest_cpu column was measured on QEMU's max.
+csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
+	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios,transport" \
+	',"max"' || die "no ratios appended"
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # ratio_rows TRANSPORT ERNICD-PHASE NVMET-PHASE CPUS: lane-ratio.csv's rows of one transport's two phases, from
 # per-case lines as in PER_CASE.
 ratio_rows() {
 	awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$(phase_mdts "$2" || true)" \
-		-v nmdts="$(phase_mdts "$3" || true)" -v tr="$1" -v ep="$2" -v np="$3" -v cpus="$4" '
+		-v nmdts="$(phase_mdts "$3" || true)" -v tr="$1" -v ep="$2" -v np="$3" -v cpus="$4" -v gcpu="$CPU_MODEL" '
 	$1 == np { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == ep { e[$2] = $3 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
@@ -533,8 +562,8 @@ ratio_rows() {
 		for (i = 1; i <= k; i++) {
 			c = order[i]
 			if ((c in e) && n[c] + 0 > 0 && e[c] + 0 > 0)
-				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\",\"%s\"\n", ts, commit, c, e[c], n[c],
-					e[c] / n[c], rounds, emdts, nmdts, cpus, (pr[c] == "" ? "" : sprintf("%.3f", pr[c])), rr[c], tr
+				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\",\"%s\",\"%s\"\n", ts, commit, c, e[c], n[c],
+					e[c] / n[c], rounds, emdts, nmdts, cpus, (pr[c] == "" ? "" : sprintf("%.3f", pr[c])), rr[c], tr, gcpu
 		}
 	}'
 }
