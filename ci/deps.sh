@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a group of targets needs, saying what is installed.
-# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts browser workflows fuzz)
+# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts browser workflows fuzz perf)
 set -eu
 pkgs=""
 for group in "$@"; do
@@ -15,6 +15,7 @@ for group in "$@"; do
 	browser) pkgs="$pkgs chromium" ;;
 	workflows) pkgs="$pkgs yamllint make" ;;
 	fuzz) pkgs="$pkgs clang-14 libfuzzer-14-dev libclang-rt-14-dev" ;;
+	perf) pkgs="$pkgs linux-perf" ;;
 	*) echo "ci/deps.sh: unknown group '$group'" >&2; exit 2 ;;
 	esac
 done

@@ -11,6 +11,7 @@
 # Env:   ERNICD=PATH   ernicd binary to include (default build/ernicd, included only if executable)
 #        ERNICD_B=PATH  a second ernicd build to include as /bin/ernicd-b (default none; guest-init.sh runs it
 #                       beside ernicd in the suite rounds)
+#        GUEST_PERF=PATH  perf to include (default none; ci/lane/run.sh sets it for LANE_PERF=1)
 #        ERNICCTL=PATH ernicctl binary to include (default build/ernicctl, only if executable)
 #        LOAD_TOOL=PATH  nvmf_tcp_load binary to include (default build/nvmf_tcp_load, only if executable)
 #        RTT_TOOL=PATH  tcp_rtt binary to include (default build/tcp_rtt, only if executable)
@@ -49,6 +50,8 @@ MODULES="$MODULES virtio_pci virtio_blk"
 TOOLS="/bin/busybox /bin/kmod /usr/sbin/nvme /usr/bin/fio /usr/bin/jq /usr/bin/bash /usr/bin/date /bin/ss"
 # iproute2's ip (veth pairs) and rdma (rxe links, the MR count) for the RDMA phase.
 TOOLS="$TOOLS /usr/sbin/ip /usr/bin/rdma"
+# perf, for per-case profiles (LANE_PERF=1): the kernel's symbols come from the guest's own /proc/kallsyms.
+[ -z "${GUEST_PERF:-}" ] || TOOLS="$TOOLS $GUEST_PERF"
 # libibverbs loads its device provider at run time: the rxe one and the driver file that names it.
 RXE_PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 RXE_DRIVER=/etc/libibverbs.d/rxe.driver

@@ -42,6 +42,8 @@
 # CPUs nvmet-tcp's work runs on too. Pinned to one of the guest's two CPUs, ernicd did every receive copy of
 # a 1 MiB write on it while the other stayed 60-73% idle; README, "One data PDU per 1 MiB, and ernicd
 # unpinned").
+# ernic.perf=1 (profile each suite case with perf, cases one at a time as with ernic.cpusplit=1; the profiles go
+# out on the outbox disk, perf.txt).
 # Runs under busybox ash, which, like dash, has 'local'.
 # shellcheck shell=dash
 set -eu
@@ -202,6 +204,7 @@ setup_system() {
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus all)
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
 	CPU_SPLIT=$(cmdline_opt ernic.cpusplit 0)
+	PERF=$(cmdline_opt ernic.perf 0)
 	ERNICD_B_OPTS=$(cmdline_opt ernic.b_opts "")
 	case "$ERNICD_B_OPTS" in
 	"") ERNICD_B_OPTS=$ERNICD_TCP_OPTS ;;
@@ -431,9 +434,43 @@ run_suites() { # run_suites BACKEND-LABEL CSV-DIR CASE...: suites/run on $DEV, f
 	# time went in each: a case bound by one CPU shows.
 	for c in "$@"; do
 		before=$(cpu_ticks)
+		[ "$PERF" != 1 ] || perf_start
 		suites_run "$c"
+		[ "$PERF" != 1 ] || perf_report "$c"
 		log "$(cpu_report "$c" "$before" "$(cpu_ticks)")"
 	done
+}
+
+# perf_start, then perf_report CASE: every CPU sampled over the case (suites/run's start-up and its jq included,
+# alike for every target), then in OUTBOX_DIR/perf.txt the processes the samples fell in and, for the busiest
+# four, their hottest functions, each as a share of all samples: where a target's time goes against another's.
+PERF_PID=""
+ROUND="" # paired_rounds' round, while it runs
+perf_start() {
+	perf record -a -F 499 -o /tmp/perf.data >/tmp/perf.log 2>&1 &
+	PERF_PID=$!
+}
+perf_report() {
+	local procs cm out
+	out=$OUTBOX_DIR/perf.txt
+	kill -INT "$PERF_PID" 2>/dev/null || true
+	wait "$PERF_PID" || true
+	mkdir -p "$OUTBOX_DIR"
+	{
+		procs=$(perf report --stdio -i /tmp/perf.data --sort comm 2>&1 | grep -v -e '^#' -e '^$' | head -n 10)
+		echo "== $PHASE $1${ROUND:+ (round $ROUND)}: processes, % of all samples"
+		echo "$procs"
+		# The busiest four, by their share (swapper: the idle vCPUs).
+		echo "$procs" | awk '$1 ~ /%$/ && $2 != "swapper" { print $2 }' | head -n 4 | while IFS= read -r cm; do
+			[ -n "$cm" ] || continue
+			echo "-- $cm: kernel and user space, then its hottest functions, % of all samples"
+			perf report --stdio -i /tmp/perf.data --comm "$cm" --sort sym >/tmp/perf.sym 2>&1
+			awk '$2 == "[k]" { k += $1 } $2 == "[.]" { u += $1 }
+				END { printf "    %.2f%% in the kernel, %.2f%% in user space\n", k, u }' /tmp/perf.sym
+			grep -v -e '^#' -e '^$' /tmp/perf.sym | awk '$1 + 0 >= 0.3' | head -n 15
+		done
+	} >>"$out" 2>&1
+	rm -f /tmp/perf.data /tmp/perf.sym
 }
 
 emit_csv() { # emit_csv DIR: each SUITE.csv of DIR between marker lines
@@ -585,6 +622,7 @@ paired_rounds() {
 			ernicd-b) DEV=$ERNICD_B_DEV; SUITE_BACKEND=$ERNICD_B_BACKEND ;;
 			esac
 			PHASE=$t
+			ROUND=$r
 			log "suite cases, round $r of $ROUNDS"
 			[ "$t" != ernicd ] || waits_before="$(ernicd_waits "round-$r-before") $(ernicd_switches)"
 			# shellcheck disable=SC2086 # word lists
@@ -594,6 +632,7 @@ paired_rounds() {
 					"$(ernicd_waits "round-$r-after") $(ernicd_switches)")"
 		done
 	done
+	ROUND=""
 }
 
 ernicd_waits() { # ernicd_waits TAG: "waits spun caught" from ernicd's counters (tcp_waits)

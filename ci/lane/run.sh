@@ -22,6 +22,9 @@
 #        LANE_CASES=SUITE/CASE[,SUITE/CASE]  only these suite cases (default: all of ci/lane/guest-init.sh's)
 #        LANE_CPU_SPLIT=1  run the suite cases one suites/run each and log where each vCPU's time went during
 #                       each case, and ernicd's CPU ticks (default 0: one suites/run for all, quicker)
+#        LANE_PERF=1  also profile each suite case in the guest (perf record -a, 499 Hz; implies LANE_CPU_SPLIT=1,
+#                       needs ci/deps.sh perf): which processes and kernel functions the samples fell in, per target
+#                       and case, in build/lane/perf.txt (default 0)
 #        LANE_CPU_MODEL=CPU  QEMU's -cpu for the guest (default max,-erms,-fsrm: copies by quadword; max: by byte,
 #                       the default before 2026-12-05)
 #        LANE_IDLE=poll|halt  how the guest's idle vCPUs wait (default poll: idle=poll; halt: the kernel's own
@@ -125,6 +128,18 @@ if [ -n "${LANE_ERNICD_RDMA_ICD:-}" ]; then
 		die "LANE_ERNICD_RDMA_ICD must be a number of bytes or nvmet (got '$LANE_ERNICD_RDMA_ICD')"
 	APPEND="$APPEND ernic.rdma_icd=$LANE_ERNICD_RDMA_ICD"
 fi
+PERF=${LANE_PERF:-0}
+[[ $PERF =~ ^[01]$ ]] || die "LANE_PERF must be 0 or 1 (got '$PERF')"
+if [ "$PERF" = 1 ]; then
+	# A profile is taken case by case, so the cases run one suites/run each.
+	[ "${LANE_CPU_SPLIT:-1}" = 1 ] || die "LANE_PERF=1 profiles case by case and needs LANE_CPU_SPLIT=1 (got '$LANE_CPU_SPLIT')"
+	LANE_CPU_SPLIT=1
+	GUEST_PERF=$(command -v perf) || die "LANE_PERF=1 needs perf (run: ci/deps.sh perf)"
+	export GUEST_PERF
+	APPEND="$APPEND ernic.perf=1"
+else
+	unset GUEST_PERF
+fi
 if [ -n "${LANE_CPU_SPLIT:-}" ]; then
 	[[ $LANE_CPU_SPLIT =~ ^[01]$ ]] || die "LANE_CPU_SPLIT must be 0 or 1 (got '$LANE_CPU_SPLIT')"
 	APPEND="$APPEND ernic.cpusplit=$LANE_CPU_SPLIT"
@@ -198,6 +213,10 @@ tr -d '\r' <"$RAW" >"$LOG"
 # An archive the guest never wrote is all zeros, which tar reads as an empty one.
 mkdir -p "$RES/files"
 tar -xf "$OUTBOX" -C "$RES/files" || echo "lane: the outbox disk holds no readable archive"
+rm -f "$OUT/perf.txt"
+if [ "$PERF" = 1 ]; then
+	cp "$RES/files/perf.txt" "$OUT/perf.txt" 2>/dev/null || echo "lane: LANE_PERF=1, but the guest left no profiles"
+fi
 
 # JSON blocks (ernicd's exit counters) and the suites' CSV files, printed between marker lines on the console.
 awk -v dir="$RES" '
@@ -585,4 +604,5 @@ if grep -q '^ERNIC-LANE-RTT tcp_rtt: .*: median ' "$LOG"; then
 			>>"$CSV_DIR/lane-rtt.csv"
 fi
 echo "lane: PASS: $n rows appended under ${CSV_DIR#"$ROOT"/}, ratios in $RATIOS and ${CSV_DIR#"$ROOT"/}/lane-ratio.csv"
+[ "$PERF" != 1 ] || echo "lane: profiles per case (LANE_PERF=1): $OUT/perf.txt"
 echo "lane: console $LOG, results $RES"
