@@ -460,14 +460,15 @@ perf_report() {
 		procs=$(perf report --stdio -i /tmp/perf.data --sort comm 2>&1 | grep -v -e '^#' -e '^$' | head -n 10)
 		echo "== $PHASE $1${ROUND:+ (round $ROUND)}: processes, % of all samples"
 		echo "$procs"
-		# The busiest four, by their share (swapper: the idle vCPUs).
+		# The busiest four, by their share (swapper: the idle vCPUs), from one report by process and function, so
+		# that a process's kernel and user shares add up to its line above.
+		perf report --stdio -i /tmp/perf.data --sort comm,sym 2>/dev/null | grep -v -e '^#' -e '^$' >/tmp/perf.sym
 		echo "$procs" | awk '$1 ~ /%$/ && $2 != "swapper" { print $2 }' | head -n 4 | while IFS= read -r cm; do
 			[ -n "$cm" ] || continue
 			echo "-- $cm: kernel and user space, then its hottest functions, % of all samples"
-			perf report --stdio -i /tmp/perf.data --comm "$cm" --sort sym >/tmp/perf.sym 2>&1
-			awk '$2 == "[k]" { k += $1 } $2 == "[.]" { u += $1 }
+			awk -v c="$cm" '$2 == c && $3 == "[k]" { k += $1 } $2 == c && $3 == "[.]" { u += $1 }
 				END { printf "    %.2f%% in the kernel, %.2f%% in user space\n", k, u }' /tmp/perf.sym
-			grep -v -e '^#' -e '^$' /tmp/perf.sym | awk '$1 + 0 >= 0.3' | head -n 15
+			awk -v c="$cm" '$2 == c && $1 + 0 >= 0.3 { $2 = ""; print "    " $0 }' /tmp/perf.sym | head -n 15
 		done
 	} >>"$out" 2>&1
 	rm -f /tmp/perf.data /tmp/perf.sym
