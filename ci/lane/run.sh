@@ -86,8 +86,8 @@ done
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests clocksource=tsc tsc=reliable"
 # The guest's CPU has no ERMS or FSRM. With them (QEMU's max) the kernel copies and clears pages with rep movsb and
 # rep stosb, which QEMU 7.2's TCG runs one byte per pass through the instruction's translation block: 8 times the
-# passes of the rep movsq it uses without them, where a real CPU with ERMS copies 4 KiB in about 100 ns. Every
-# copy then cost more than several system calls, and a target's ratio followed how many bytes it copied or
+# passes of the rep movsq it uses without them, where a real CPU with ERMS copies 4 KiB in about 100 ns. A 4 KiB
+# copy then took as long as two system calls, and a target's ratio followed how many bytes it copied or
 # cleared more than how it worked: on max, nvmet-tcp's large reads (pages it allocates, which this kernel zeroes,
 # filled from a sparse file) ran 25-40% slower, ernicd's depth-1 reads (a 4 KiB copy into the socket) slower too
 # (README, "The guest's CPU model", 2026-12-05). LANE_CPU_MODEL=max: as before.
