@@ -457,13 +457,15 @@ perf_report() {
 	wait "$PERF_PID" || true
 	mkdir -p "$OUTBOX_DIR"
 	{
-		procs=$(perf report --stdio -i /tmp/perf.data --sort comm 2>&1 | grep -v -e '^#' -e '^$' | head -n 10)
+		# One report by process and function; each process's share is the sum of its functions', so its kernel and
+		# user shares below add up to it.
+		perf report --stdio -i /tmp/perf.data --sort comm,sym 2>/dev/null | grep -v -e '^#' -e '^$' >/tmp/perf.sym
+		procs=$(awk '$1 ~ /%$/ { s[$2] += $1 } END { for (c in s) printf "%9.2f%%  %s\n", s[c], c }' /tmp/perf.sym |
+			sort -rn | head -n 10)
 		echo "== $PHASE $1${ROUND:+ (round $ROUND)}: processes, % of all samples"
 		echo "$procs"
-		# The busiest four, by their share (swapper: the idle vCPUs), from one report by process and function, so
-		# that a process's kernel and user shares add up to its line above.
-		perf report --stdio -i /tmp/perf.data --sort comm,sym 2>/dev/null | grep -v -e '^#' -e '^$' >/tmp/perf.sym
-		echo "$procs" | awk '$1 ~ /%$/ && $2 != "swapper" { print $2 }' | head -n 4 | while IFS= read -r cm; do
+		# The busiest four, by their share (swapper: the idle vCPUs).
+		echo "$procs" | awk '$2 != "swapper" { print $2 }' | head -n 4 | while IFS= read -r cm; do
 			[ -n "$cm" ] || continue
 			echo "-- $cm: kernel and user space, then its hottest functions, % of all samples"
 			awk -v c="$cm" '$2 == c && $3 == "[k]" { k += $1 } $2 == c && $3 == "[.]" { u += $1 }
