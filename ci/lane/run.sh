@@ -409,7 +409,8 @@ fi
 if grep -q '^ERNIC-LANE-WAITS ' "$LOG"; then
 	{
 		echo "ernicd's waits for the host (tcp_waits in its counters) over each round's cases: at queue depth 1 each"
-		echo "command is one, and one the busy-poll did not catch cost a sleep and a wake-up:"
+		echo "command is one, and one the busy-poll did not catch cost a sleep and a wake-up; and its sends of"
+		echo "64 KiB or more made at --send-nice (tcp_tx.raised_sends):"
 		grep '^ERNIC-LANE-WAITS ' "$LOG" | sed 's/^ERNIC-LANE-WAITS /  /'
 	} >>"$RATIOS"
 fi

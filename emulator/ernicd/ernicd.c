@@ -39,6 +39,8 @@
 #define ERNICD_STOP_GRACE_MS 5000
 #define ERNICD_MAX_ALLOW 64
 #define ERNICD_DEFAULT_IDLE_S 10
+/* The nice of Linux's workqueues for I/O (WQ_HIGHPRI), nvmet-tcp's and nvme-tcp's: ernic_tcp_port_opts.send_nice. */
+#define ERNICD_SEND_NICE_DEFAULT -20
 #define ERNICD_XSTR(x) #x
 #define ERNICD_STR(x) ERNICD_XSTR(x)
 
@@ -49,7 +51,7 @@ static const char usage[] =
 	"Usage: " ERNICD " [--transport tcp|rdma] [--listen ADDR:PORT] [--nqn NQN] [--backend STR]... [--allow-host NQN]...\n"
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
 	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N] [--cpus LIST]\n"
-	"              [--zero-copy-reads] [--maxh2cdata BYTES] [--in-capsule-data BYTES]\n"
+	"              [--zero-copy-reads] [--send-nice N|off] [--maxh2cdata BYTES] [--in-capsule-data BYTES]\n"
 	"\n"
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
@@ -89,6 +91,11 @@ static const char usage[] =
 	"  --zero-copy-reads   NVMe/TCP: send reads of 16 KiB or more of a RAM namespace by reference\n"
 	"                      (vmsplice() and splice()) instead of copying them into the socket: a gain\n"
 	"                      where copies are dear (an emulated CPU, a NIC), a loss over a native loopback\n"
+	"  --send-nice N|off   NVMe/TCP: make each send of 64 KiB or more (large reads' data) at nice N\n"
+	"                      (-20..19; default " ERNICD_STR(ERNICD_SEND_NICE_DEFAULT) ", the nice Linux runs nvme-tcp's and nvmet-tcp's\n"
+	"                      I/O work at), then return to the thread's own: a host on the same CPUs\n"
+	"                      does not preempt the send once per 64 KiB. Needs CAP_SYS_NICE (logged\n"
+	"                      once where refused); off: every send at the thread's own nice\n"
 	"  --maxh2cdata BYTES  NVMe/TCP: MAXH2CDATA to advertise in ICResp, the largest H2CData PDU a\n"
 	"                      host may send (C2HData goes out in PDUs of this size too); 4096..1 GiB,\n"
 	"                      a multiple of 4 (default 1048576)\n"
@@ -120,6 +127,8 @@ struct ernicd_opts {
 	unsigned int trace_sample;
 	cpu_set_t cpus; /* --cpus; empty: not given (a list names at least one CPU) */
 	bool zero_copy_reads;
+	const char *send_nice; /* --send-nice as given; NULL: ERNICD_SEND_NICE_DEFAULT */
+	int send_nice_value;
 	unsigned int maxh2cdata; /* 0: the port's default */
 	const char *in_capsule_data; /* --in-capsule-data as given; NULL: not given */
 	unsigned int in_capsule_bytes;
@@ -181,6 +190,19 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 	return (unsigned int)v;
 }
 
+/* A nice value, -20..19 as setpriority() takes it, else exit 2 naming the option and the value. */
+static int parse_nice(const char *opt, const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || !arg[0] || *end || v < -20 || v > 19)
+		bad_arg(opt, arg, "must be -20..19 or off");
+	return (int)v;
+}
+
 /* A CPU list as taskset -c takes it: N or N-M, comma-separated, each CPU one this system has. */
 static void parse_cpus(const char *arg, cpu_set_t *set)
 {
@@ -217,7 +239,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
 	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
 	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T', OPT_CPUS = 'P',
-	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M', OPT_IN_CAPSULE_DATA = 'D' };
+	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M', OPT_IN_CAPSULE_DATA = 'D', OPT_SEND_NICE = 'N' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -233,6 +255,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "zero-copy-reads", no_argument, NULL, OPT_ZERO_COPY_READS },
+		{ "send-nice", required_argument, NULL, OPT_SEND_NICE },
 		{ "maxh2cdata", required_argument, NULL, OPT_MAXH2CDATA },
 		{ "in-capsule-data", required_argument, NULL, OPT_IN_CAPSULE_DATA },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -314,6 +337,11 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		case OPT_ZERO_COPY_READS:
 			o->zero_copy_reads = true;
 			break;
+		case OPT_SEND_NICE:
+			o->send_nice = optarg;
+			if (strcmp(optarg, "off"))
+				o->send_nice_value = parse_nice("--send-nice", optarg);
+			break;
 		case OPT_MAXH2CDATA:
 			o->maxh2cdata = parse_uint("--maxh2cdata", optarg, 4096, 1u << 30);
 			/* A Linux host refuses a MAXH2CDATA that is not a multiple of 4. */
@@ -378,7 +406,8 @@ static char *json_add_stages(char *json, const char *name, const struct ernic_tr
 
 /*
  * The target's counters JSON, with the NVMe/TCP listeners' waits for their
- * hosts as "tcp_waits" (struct ernic_tcp_wait_stats), their stage means as
+ * hosts as "tcp_waits" (struct ernic_tcp_wait_stats), how their PDUs left as
+ * "tcp_tx" (struct ernic_tcp_tx_stats), their stage means as
  * "tcp_stages" and, over NVMe/RDMA, "rdma_stages" when they sample; NULL
  * when out of memory.
  */
@@ -387,8 +416,9 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 {
 	static struct ernic_counters c;
 	struct ernic_tcp_wait_stats w;
+	struct ernic_tcp_tx_stats tx;
 	struct ernic_trace_stats st;
-	char waits[128], *buf;
+	char waits[128], sends[256], *buf;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
@@ -396,6 +426,12 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 	snprintf(waits, sizeof(waits), "{\"waits\":%" PRIu64 ",\"spun\":%" PRIu64 ",\"caught\":%" PRIu64 "}",
 		 w.waits, w.spun, w.caught);
 	buf = json_add_member(buf, "tcp_waits", waits);
+	ernic_control_tcp_tx_stats(ctl, &tx);
+	snprintf(sends, sizeof(sends),
+		 "{\"pdus\":%" PRIu64 ",\"sends\":%" PRIu64 ",\"c2h_in_place\":%" PRIu64 ",\"c2h_spliced\":%" PRIu64
+		 ",\"raised_sends\":%" PRIu64 ",\"h2c_in_place\":%" PRIu64 "}",
+		 tx.pdus, tx.sends, tx.c2h_in_place, tx.c2h_spliced, tx.raised_sends, tx.h2c_in_place);
+	buf = json_add_member(buf, "tcp_tx", sends);
 	if (!buf || !sampling)
 		return buf;
 	ernic_control_tcp_stage_stats(ctl, &st);
@@ -512,6 +548,8 @@ int main(int argc, char **argv)
 	popts.trace = o.rdma ? NULL : trace;
 	popts.sample_every = o.trace_sample;
 	popts.c2h_splice = o.zero_copy_reads;
+	popts.raise_sends = !o.send_nice || strcmp(o.send_nice, "off");
+	popts.send_nice = o.send_nice ? o.send_nice_value : ERNICD_SEND_NICE_DEFAULT;
 	popts.maxh2cdata = o.maxh2cdata;
 	popts.max_connections = o.max_connections;
 #ifdef ERNIC_HAVE_RDMA

@@ -927,6 +927,25 @@ void ernic_control_tcp_wait_stats(struct ernic_control *ctl, struct ernic_tcp_wa
 	control_sum_tcp_ports(ctl, add_wait_stats, s);
 }
 
+static void add_tx_stats(struct ernic_tcp_port *port, void *sum)
+{
+	struct ernic_tcp_tx_stats p, *s = sum;
+
+	ernic_tcp_port_tx_stats(port, &p);
+	s->pdus += p.pdus;
+	s->sends += p.sends;
+	s->c2h_in_place += p.c2h_in_place;
+	s->c2h_spliced += p.c2h_spliced;
+	s->raised_sends += p.raised_sends;
+	s->h2c_in_place += p.h2c_in_place;
+}
+
+void ernic_control_tcp_tx_stats(struct ernic_control *ctl, struct ernic_tcp_tx_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	control_sum_tcp_ports(ctl, add_tx_stats, s);
+}
+
 int ernic_control_create(struct ernic_nvmf *nvmf, const struct ernic_tcp_port_opts *tcp_opts,
 			 struct ernic_control **out)
 {

@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -55,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -106,6 +108,20 @@
  */
 #define TCP_SPLICE_MIN (16u * 1024)
 #define TCP_SPLICE_PIPE_SIZE ERNIC_TCP_MAXH2CDATA
+/*
+ * A send batch at least this long is made at the port's send_nice: more than
+ * one 64 KiB TSO segment of a loopback. Where the host shares the target's
+ * CPUs (the QEMU lane; any loopback), each segment the send hands over wakes
+ * the host's receive worker, and Linux's nvme-tcp runs that at nice -20
+ * (WQ_HIGHPRI): it preempts a target thread at nice 0 once per segment, so a
+ * 256 KiB read cost four context switches, each flushing an emulated CPU's
+ * TLB. nvmet-tcp's own work runs at that nice, so it is not preempted; at
+ * send_nice a connection thread is not either, for the length of the send.
+ * Its own nice comes back as the send returns (two system calls a batch this
+ * large, against tens of microseconds of copying), so its receives, parsing
+ * and busy-polls never compete with fio above nice 0.
+ */
+#define TCP_RAISE_MIN (64u * 1024)
 /*
  * Busy-polling a drained socket before sleeping on it: a wake-up costs a
  * context switch, and latency (far more under an emulated CPU, where a host
@@ -165,6 +181,7 @@ enum tcp_log_kind {
 	TCP_LOG_DISCONNECT,
 	TCP_LOG_TRANSPORT_ERROR,
 	TCP_LOG_CLOSED_EARLY, /* over the connection cap, or no Connect in time */
+	TCP_LOG_SEND_NICE,    /* the system refused send_nice: TCP_RAISE_MIN */
 	TCP_LOG_NR,
 };
 
@@ -229,6 +246,7 @@ struct tcp_conn {
 	/* Receive side: the connection thread only */
 	uint32_t nr_need_data;
 	bool large_icd; /* the last capsule carried TCP_RECV_DIRECT_MIN or more of data (tcp_handle_cmd()) */
+	int own_nice;	/* the connection thread's nice as it started, where a raised send returns (TCP_RAISE_MIN) */
 	uint64_t next_check_ns;
 	uint64_t opened_ns;    /* ICReq and Connect are due within the idle timeout of this */
 	uint64_t pdu_stall_ns; /* when a PDU, partly received, first had to wait; 0 at a boundary */
@@ -258,6 +276,8 @@ struct ernic_tcp_port {
 	struct ernic_log log; /* rate-limited per enum tcp_log_kind */
 	uint32_t maxh2cdata;
 	bool c2h_splice; /* ernic_tcp_port_opts.c2h_splice */
+	atomic_bool raise_sends; /* ernic_tcp_port_opts.raise_sends, until the system refuses: TCP_RAISE_MIN */
+	int send_nice;	  /* ernic_tcp_port_opts.send_nice */
 	unsigned int max_connections;
 	uint64_t idle_timeout_ns;
 	int listen_fd;
@@ -269,7 +289,7 @@ struct ernic_tcp_port {
 	_Atomic uint64_t stop_deadline_ns;
 
 	struct ernic_trace trace;
-	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place, tx_c2h_spliced; /* struct ernic_tcp_tx_stats */
+	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place, tx_c2h_spliced, tx_raised; /* struct ernic_tcp_tx_stats */
 	_Atomic uint64_t rx_h2c_in_place;				       /* ditto */
 	_Atomic uint64_t rx_waits, rx_waits_spun, rx_waits_caught;     /* struct ernic_tcp_wait_stats */
 
@@ -301,6 +321,7 @@ static const char *const tcp_log_kind_name[TCP_LOG_NR] = {
 	[TCP_LOG_DISCONNECT] = "disconnect",
 	[TCP_LOG_TRANSPORT_ERROR] = "transport error",
 	[TCP_LOG_CLOSED_EARLY] = "connection closed early",
+	[TCP_LOG_SEND_NICE] = "send nice refused",
 };
 
 static inline uint32_t tcp_align(uint32_t v, uint32_t a)
@@ -410,6 +431,35 @@ static int tcp_splice_locked(struct tcp_conn *conn, struct iovec data, bool more
 }
 
 /*
+ * Raise the calling connection thread to the port's send_nice for a batch of
+ * TCP_RAISE_MIN or more. Returns whether it did, so the caller puts its own
+ * nice back. The first refusal (no CAP_SYS_NICE, RLIMIT_NICE) is logged and
+ * ends the raising on the port.
+ */
+static bool tcp_send_raise(struct tcp_conn *conn)
+{
+	struct ernic_tcp_port *port = conn->port;
+	size_t bytes = 0;
+
+	if (!atomic_load_explicit(&port->raise_sends, memory_order_relaxed) || tcp_conn_self != conn ||
+	    conn->own_nice <= port->send_nice)
+		return false;
+	for (uint32_t i = 0; i < conn->tx_niov && bytes < TCP_RAISE_MIN; i++)
+		bytes += conn->tx_iov[i].iov_len;
+	if (bytes < TCP_RAISE_MIN)
+		return false;
+	/* PRIO_PROCESS of 0 is the calling thread on Linux, not its process. */
+	if (setpriority(PRIO_PROCESS, 0, port->send_nice)) {
+		if (atomic_exchange(&port->raise_sends, false))
+			ernic_log(&port->log, TCP_LOG_SEND_NICE, "sends of %u bytes or more stay at nice %d: nice %d: %s",
+				  TCP_RAISE_MIN, conn->own_nice, port->send_nice, strerror(errno));
+		return false;
+	}
+	atomic_fetch_add_explicit(&port->tx_raised, 1, memory_order_relaxed);
+	return true;
+}
+
+/*
  * The batch's iovecs in as few system calls as its spliced data allows: one
  * sendmsg() without any, else a sendmsg() for the headers and copied data
  * between spliced pieces.
@@ -417,6 +467,7 @@ static int tcp_splice_locked(struct tcp_conn *conn, struct iovec data, bool more
 static int tcp_tx_send_locked(struct tcp_conn *conn, bool more)
 {
 	uint32_t n = conn->tx_niov;
+	bool raised = tcp_send_raise(conn);
 	int rc = 0;
 
 	for (uint32_t i = 0, j; i < n && !rc; i = j + 1) {
@@ -427,6 +478,9 @@ static int tcp_tx_send_locked(struct tcp_conn *conn, bool more)
 		if (!rc && j < n)
 			rc = tcp_splice_locked(conn, conn->tx_iov[j], j + 1 < n || more);
 	}
+	/* Back to a higher nice: that needs no privilege. */
+	if (raised)
+		(void)setpriority(PRIO_PROCESS, 0, conn->own_nice);
 	return rc;
 }
 
@@ -643,6 +697,7 @@ void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_st
 	s->sends = atomic_load_explicit(&port->tx_sends, memory_order_relaxed);
 	s->c2h_in_place = atomic_load_explicit(&port->tx_c2h_in_place, memory_order_relaxed);
 	s->c2h_spliced = atomic_load_explicit(&port->tx_c2h_spliced, memory_order_relaxed);
+	s->raised_sends = atomic_load_explicit(&port->tx_raised, memory_order_relaxed);
 	s->h2c_in_place = atomic_load_explicit(&port->rx_h2c_in_place, memory_order_relaxed);
 }
 
@@ -1634,6 +1689,10 @@ static void *tcp_conn_thread(void *arg)
 	sigaddset(&pipe_sig, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
 	tcp_conn_self = conn;
+	errno = 0;
+	conn->own_nice = getpriority(PRIO_PROCESS, 0);
+	if (conn->own_nice == -1 && errno)
+		conn->own_nice = INT_MIN; /* unknown: never raised (tcp_send_raise()) */
 	do
 		rc = tcp_recv_pdu(conn);
 	while (!rc);
@@ -1763,6 +1822,8 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 		       tcp_log_kind_name, TCP_LOG_NR, ERNIC_TCP_LOG_BURST);
 	port->maxh2cdata = maxh2cdata;
 	port->c2h_splice = opts && opts->c2h_splice;
+	atomic_init(&port->raise_sends, opts && opts->raise_sends);
+	port->send_nice = opts ? opts->send_nice : 0;
 	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;

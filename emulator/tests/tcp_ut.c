@@ -9,6 +9,7 @@
  * bad-input tests prove each malformed PDU draws a C2HTermReq with the right
  * FES, FEI and header copy, and then a close.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <netinet/in.h>
@@ -2267,7 +2269,165 @@ static void test_a_host_gone_while_reads_are_spliced_costs_only_its_connection(v
 	th_teardown(th);
 }
 
-/* Splicing is the port's choice (ernicd --zero-copy-reads): by default a large read in place is copied by sendmsg(). */
+/* The nice of every thread of this process, into @nice (up to @max); returns how many. */
+static unsigned int task_nices(int *nice, unsigned int max)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	unsigned int n = 0;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	while ((de = readdir(dir)) && n < max) {
+		char path[300], buf[1024], *p;
+		FILE *f;
+		int v;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* the thread ended */
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		/* After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+		 * cutime cstime priority nice. */
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %d", &v) == 1)
+			nice[n++] = v;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Within 2 s: some thread of this process at @nice, or with @every, every one. */
+static bool task_nice_seen(int nice, bool every)
+{
+	for (int tries = 0; tries < 400; tries++) {
+		int v[256];
+		unsigned int n = task_nices(v, 256), at = 0;
+
+		for (unsigned int i = 0; i < n; i++)
+			at += v[i] == nice;
+		if (every ? at == n : at > 0)
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+struct nice_probe {
+	int nice;
+	bool allowed;
+};
+
+/* On a thread of its own, which then ends: may this process raise a thread to ->nice? */
+static void *nice_probe_main(void *arg)
+{
+	struct nice_probe *p = arg;
+
+	p->allowed = !setpriority(PRIO_PROCESS, 0, p->nice);
+	return NULL;
+}
+
+/*
+ * A send of 64 KiB or more is made at the port's send_nice and the
+ * connection thread returns to its own nice after it; a small one is not.
+ * The target's socket buffer is small and the host reads nothing at first,
+ * so the thread waits inside such a send, where its nice shows. Where this
+ * process may not raise a thread's priority, nothing is raised, the port says
+ * so once in its log, and the reads complete all the same.
+ */
+static void test_large_sends_are_made_at_send_nice_and_the_thread_returns_to_its_own(void)
+{
+	enum { READS = 8 };
+	static uint8_t wbuf[READS * ERNIC_MAX_XFER], rbuf[READS * ERNIC_MAX_XFER];
+	char logbuf[4096] = "";
+	FILE *log = tmpfile();
+	int own = getpriority(PRIO_PROCESS, 0);
+	struct ernic_tcp_port_opts opts = { .raise_sends = true, .send_nice = own - 5 };
+	struct nice_probe probe_nice = { .nice = own - 5 };
+	struct ernic_tcp_tx_stats before, after;
+	struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+	unsigned int done = 0;
+	bool can_raise;
+	pthread_t probe;
+	struct th *th;
+	int admin_fd;
+
+	CU_ASSERT_FATAL(log != NULL);
+	/* Five steps above this process's own nice, so a test run at the lowest nice (-20) cannot show one. */
+	CU_ASSERT_FATAL(own > -15);
+	CU_ASSERT_FATAL(pthread_create(&probe, NULL, nice_probe_main, &probe_nice) == 0);
+	pthread_join(probe, NULL);
+	can_raise = probe_nice.allowed;
+	opts.log = log;
+	g_serve_sndbuf = 16384;
+	th = th_setup_opts(&opts, NULL);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	g_serve_sndbuf = 0;
+	fill(wbuf, sizeof(wbuf), 11);
+	for (unsigned int i = 0; i < READS; i++)
+		CU_ASSERT(th_rw(th, NVME_CMD_WRITE, i * (ERNIC_MAX_XFER / BS), wbuf + i * ERNIC_MAX_XFER, ERNIC_MAX_XFER,
+				false) == 0);
+
+	/* A 4 KiB read: a small send, made at the thread's own nice. */
+	ernic_tcp_port_tx_stats(th->port, &before);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, BS, false) == 0);
+	ernic_tcp_port_tx_stats(th->port, &after);
+	CU_ASSERT_EQUAL(after.raised_sends, before.raised_sends);
+
+	/* READS whole-MDTS reads sent at once, nothing read back yet. */
+	for (unsigned int i = 0; i < READS; i++) {
+		memset(&cmd.cmd, 0, sizeof(cmd.cmd));
+		cmd.cmd.opc = NVME_CMD_READ;
+		cmd.cmd.nsid = 1;
+		cmd.cmd.cid = (uint16_t)(1000 + i);
+		cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+		cmd.cmd.dptr.unkeyed.length = ERNIC_MAX_XFER;
+		cmd.cmd.dptr.id = SGL_TRANSPORT;
+		cmd.cmd.cdw10 = i * (ERNIC_MAX_XFER / BS);
+		cmd.cmd.cdw12 = ERNIC_MAX_XFER / BS - 1;
+		th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+	}
+	/* The connection thread stalls in a raised send, or (refused) no thread is ever raised. */
+	CU_ASSERT(task_nice_seen(opts.send_nice, false) == can_raise);
+	while (done < READS) {
+		int type = th_recv_pdu(th);
+
+		if (type == NVME_TCP_C2H_DATA) {
+			struct nvme_tcp_data_pdu *data = (struct nvme_tcp_data_pdu *)th->pdu;
+			unsigned int i = data->cccid - 1000u;
+
+			CU_ASSERT_FATAL(i < READS && data->datao + data->datal <= ERNIC_MAX_XFER);
+			memcpy(rbuf + i * ERNIC_MAX_XFER + data->datao, th->pdu + data->hdr.pdo, data->datal);
+			done += !!(data->hdr.flags & NVME_TCP_F_DATA_SUCCESS);
+			continue;
+		}
+		CU_ASSERT_FATAL(type == NVME_TCP_RSP);
+		CU_ASSERT_EQUAL(nvme_cqe_status(&((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe), NVME_SC_SUCCESS);
+		done++;
+	}
+	CU_ASSERT(!memcmp(wbuf, rbuf, sizeof(rbuf)));
+	/* Every thread back at its own nice once the sends returned. */
+	CU_ASSERT(task_nice_seen(own, true));
+	ernic_tcp_port_tx_stats(th->port, &after);
+	if (can_raise) {
+		CU_ASSERT(after.raised_sends > before.raised_sends);
+	} else {
+		CU_ASSERT_EQUAL(after.raised_sends, before.raised_sends);
+	}
+	close(admin_fd);
+	th_teardown(th);
+	rewind(log);
+	CU_ASSERT(fread(logbuf, 1, sizeof(logbuf) - 1, log) > 0); /* the connects */
+	CU_ASSERT((strstr(logbuf, "stay at nice") != NULL) == !can_raise);
+	fclose(log);
+}
+
+/*
+ * Splicing is the port's choice (ernicd --zero-copy-reads): by default a large
+ * read in place is copied by sendmsg(), at the connection thread's own nice.
+ */
 static void test_reads_in_place_are_copied_unless_the_port_splices(void)
 {
 	struct th *th = th_setup(0);
@@ -2283,6 +2443,8 @@ static void test_reads_in_place_are_copied_unless_the_port_splices(void)
 	ernic_tcp_port_tx_stats(th->port, &after);
 	CU_ASSERT_EQUAL(after.c2h_in_place - before.c2h_in_place, 1);
 	CU_ASSERT_EQUAL(after.c2h_spliced, before.c2h_spliced);
+	/* Nor is the send raised to another nice unless the port asks (raise_sends). */
+	CU_ASSERT_EQUAL(after.raised_sends, 0);
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -2291,6 +2453,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_crc32c_check_value_and_chaining),
 	UT_CASE(test_icreq_without_digests),
 	UT_CASE(test_a_port_made_without_options_has_the_defaults),
+	UT_CASE(test_large_sends_are_made_at_send_nice_and_the_thread_returns_to_its_own),
 	UT_CASE(test_icreq_with_digests_and_small_maxh2cdata),
 	UT_CASE(test_connect_in_capsule_then_properties),
 	UT_CASE(test_connect_by_r2t_and_wrong_subnqn_rejected),

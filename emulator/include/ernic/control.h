@@ -71,6 +71,8 @@ int ernic_control_listener_add(struct ernic_control *ctl, const char *subnqn, co
 void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_trace_stats *s);
 /* The waits for hosts over every listener's NVMe/TCP port (ernic_tcp_port_wait_stats), summed. */
 void ernic_control_tcp_wait_stats(struct ernic_control *ctl, struct ernic_tcp_wait_stats *s);
+/* How PDUs left every listener's NVMe/TCP port (ernic_tcp_port_tx_stats), summed. */
+void ernic_control_tcp_tx_stats(struct ernic_control *ctl, struct ernic_tcp_tx_stats *s);
 
 #ifdef __cplusplus
 }

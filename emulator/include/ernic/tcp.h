@@ -44,6 +44,7 @@ struct ernic_tcp_port;
  * @c2h_spliced: C2HData PDUs of such reads whose data, 16 KiB or more, the
  *	socket took by reference (vmsplice() and splice(), with
  *	ernic_tcp_port_opts.c2h_splice): not copied at all
+ * @raised_sends: sends of 64 KiB or more made at ernic_tcp_port_opts.send_nice
  * @h2c_in_place: the one receive-side count here: writes whose data, 16 KiB
  *	or more, in the capsule or by R2T, and no data digest, was received
  *	straight into a RAM namespace instead of a buffer copied into it
@@ -53,6 +54,7 @@ struct ernic_tcp_tx_stats {
 	uint64_t sends;
 	uint64_t c2h_in_place;
 	uint64_t c2h_spliced;
+	uint64_t raised_sends;
 	uint64_t h2c_in_place;
 };
 
@@ -116,6 +118,13 @@ struct ernic_tcp_wait_stats {
  *	emulated one) or the data leaves on a NIC, and costs more than the copy
  *	it saves over a native loopback, where the peer copies out of the pages
  *	at once (README, "Zero-copy reads")
+ * @raise_sends: a connection thread makes a send of 64 KiB or more (large
+ *	reads' C2HData) at nice @send_nice and then returns to its own, so a
+ *	host sharing its CPUs, whose nvme-tcp receive worker runs at nice -20,
+ *	does not preempt it once per TSO segment (transport_tcp.c,
+ *	TCP_RAISE_MIN). Where the system refuses (no CAP_SYS_NICE), the port
+ *	logs it once and sends at the thread's own nice
+ * @send_nice: -20..19; a thread already at or above it is left alone
  */
 struct ernic_tcp_port_opts {
 	FILE *log;
@@ -126,6 +135,8 @@ struct ernic_tcp_port_opts {
 	uint32_t sample_every;
 	FILE *trace;
 	bool c2h_splice;
+	bool raise_sends;
+	int send_nice;
 };
 
 /* A port of @tgt that does not listen yet. Returns 0 or -errno. */
