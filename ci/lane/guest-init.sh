@@ -667,8 +667,8 @@ ernicd_switches() { # ernicd_switches: "voluntary involuntary" context switches,
 # threads' involuntary context switches say whether they shared a CPU with another task that wanted it: a round
 # of depth-1 reads has hundreds with ernicd on its own CPU (the kernel's threads there), thousands with ernicd on
 # fio's, and far fewer waits, each command being in before ernicd runs again (README). Then how many sends of
-# 64 KiB or more it made at --send-nice (raised_check judges that). Logged, not judged:
-# "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
+# 64 KiB or more it made at --send-nice. The waits and switches are logged, not judged (raised_check judges the
+# sends): "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
 waits_report() { # waits_report "W S C R V N" "W S C R V N": waits, spun, caught, raised sends, switches
 	# shellcheck disable=SC2086 # word lists
 	set -- $1 $2
