@@ -127,8 +127,8 @@ struct ernicd_opts {
 	unsigned int trace_sample;
 	cpu_set_t cpus; /* --cpus; empty: not given (a list names at least one CPU) */
 	bool zero_copy_reads;
-	const char *send_nice; /* --send-nice as given; NULL: ERNICD_SEND_NICE_DEFAULT */
-	int send_nice_value;
+	bool send_nice_off; /* --send-nice off */
+	int send_nice;
 	unsigned int maxh2cdata; /* 0: the port's default */
 	const char *in_capsule_data; /* --in-capsule-data as given; NULL: not given */
 	unsigned int in_capsule_bytes;
@@ -268,6 +268,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	o->nqn = ERNIC_DEFAULT_SUBNQN;
 	o->max_connections = ERNIC_TCP_MAX_CONNECTIONS;
 	o->idle_timeout_s = ERNICD_DEFAULT_IDLE_S;
+	o->send_nice = ERNICD_SEND_NICE_DEFAULT;
 	/* getopt's own messages take two lines and no value: report here instead. */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -338,9 +339,9 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			o->zero_copy_reads = true;
 			break;
 		case OPT_SEND_NICE:
-			o->send_nice = optarg;
-			if (strcmp(optarg, "off"))
-				o->send_nice_value = parse_nice("--send-nice", optarg);
+			o->send_nice_off = !strcmp(optarg, "off");
+			if (!o->send_nice_off)
+				o->send_nice = parse_nice("--send-nice", optarg);
 			break;
 		case OPT_MAXH2CDATA:
 			o->maxh2cdata = parse_uint("--maxh2cdata", optarg, 4096, 1u << 30);
@@ -548,8 +549,8 @@ int main(int argc, char **argv)
 	popts.trace = o.rdma ? NULL : trace;
 	popts.sample_every = o.trace_sample;
 	popts.c2h_splice = o.zero_copy_reads;
-	popts.raise_sends = !o.send_nice || strcmp(o.send_nice, "off");
-	popts.send_nice = o.send_nice ? o.send_nice_value : ERNICD_SEND_NICE_DEFAULT;
+	popts.raise_sends = !o.send_nice_off;
+	popts.send_nice = o.send_nice;
 	popts.maxh2cdata = o.maxh2cdata;
 	popts.max_connections = o.max_connections;
 #ifdef ERNIC_HAVE_RDMA

@@ -278,26 +278,36 @@ static void th_icreq(struct th *th, uint8_t digest)
 }
 
 /*
- * Run one command to completion. @out (host to controller) goes in-capsule
- * when @icd, else by R2T; @in (controller to host) arrives by C2HData.
- * Returns the status (SCT << 8 | SC); @cqe gets the completion.
+ * Send @sqe as a CapsuleCmd with the next CID (set in @sqe): @out (host to
+ * controller) in the capsule when @icd, else left for an R2T; @inlen
+ * (controller to host) to arrive by C2HData.
  */
-static uint16_t th_cmd(struct th *th, struct nvme_sqe *sqe, const void *out, uint32_t outlen, void *in,
-		       uint32_t inlen, bool icd, struct nvme_cqe *cqe_out)
+static void th_cmd_send(struct th *th, struct nvme_sqe *sqe, const void *out, uint32_t outlen, uint32_t inlen,
+			bool icd)
 {
 	struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
-	uint32_t len = outlen ? outlen : inlen;
-	uint32_t c2h_rcvd = 0;
-	struct nvme_cqe cqe = { 0 };
 
 	sqe->cid = ++th->cid;
 	if (sqe->opc != NVME_FABRICS_COMMAND)
 		sqe->flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
 	memset(&sqe->dptr, 0, sizeof(sqe->dptr));
-	sqe->dptr.unkeyed.length = len;
+	sqe->dptr.unkeyed.length = outlen ? outlen : inlen;
 	sqe->dptr.id = outlen && icd ? SGL_ICD : SGL_TRANSPORT;
 	cmd.cmd = *sqe;
 	th_send_pdu(th, &cmd, sizeof(cmd), outlen && icd ? out : NULL, outlen && icd ? outlen : 0);
+}
+
+/*
+ * Run one command to completion (th_cmd_send(), then its R2Ts, data and
+ * completion). Returns the status (SCT << 8 | SC); @cqe gets the completion.
+ */
+static uint16_t th_cmd(struct th *th, struct nvme_sqe *sqe, const void *out, uint32_t outlen, void *in,
+		       uint32_t inlen, bool icd, struct nvme_cqe *cqe_out)
+{
+	uint32_t c2h_rcvd = 0;
+	struct nvme_cqe cqe = { 0 };
+
+	th_cmd_send(th, sqe, out, outlen, inlen, icd);
 	th->saw_success = false;
 
 	for (;;) {
@@ -434,13 +444,21 @@ static void th_admin_up(struct th *th, uint8_t digest, const char *subnqn, uint3
 	}
 }
 
-static uint16_t th_rw(struct th *th, uint8_t opc, uint64_t slba, void *buf, uint32_t len, bool icd)
+/* A Read or Write of namespace 1: @len bytes at block @slba. */
+static struct nvme_sqe th_rw_sqe(uint8_t opc, uint64_t slba, uint32_t len)
 {
 	struct nvme_sqe sqe = { .opc = opc, .nsid = 1 };
 
 	sqe.cdw10 = (uint32_t)slba;
 	sqe.cdw11 = (uint32_t)(slba >> 32);
 	sqe.cdw12 = len / BS - 1;
+	return sqe;
+}
+
+static uint16_t th_rw(struct th *th, uint8_t opc, uint64_t slba, void *buf, uint32_t len, bool icd)
+{
+	struct nvme_sqe sqe = th_rw_sqe(opc, slba, len);
+
 	if (opc == NVME_CMD_WRITE)
 		return th_cmd(th, &sqe, buf, len, NULL, 0, icd, NULL);
 	return th_cmd(th, &sqe, NULL, 0, buf, len, false, NULL);
@@ -2347,7 +2365,8 @@ static void test_large_sends_are_made_at_send_nice_and_the_thread_returns_to_its
 	struct ernic_tcp_port_opts opts = { .raise_sends = true, .send_nice = own - 5 };
 	struct nice_probe probe_nice = { .nice = own - 5 };
 	struct ernic_tcp_tx_stats before, after;
-	struct nvme_tcp_cmd_pdu cmd = { .hdr.type = NVME_TCP_CMD };
+	struct nvme_sqe read;
+	uint16_t first_cid = 0;
 	unsigned int done = 0;
 	bool can_raise;
 	pthread_t probe;
@@ -2378,16 +2397,10 @@ static void test_large_sends_are_made_at_send_nice_and_the_thread_returns_to_its
 
 	/* READS whole-MDTS reads sent at once, nothing read back yet. */
 	for (unsigned int i = 0; i < READS; i++) {
-		memset(&cmd.cmd, 0, sizeof(cmd.cmd));
-		cmd.cmd.opc = NVME_CMD_READ;
-		cmd.cmd.nsid = 1;
-		cmd.cmd.cid = (uint16_t)(1000 + i);
-		cmd.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
-		cmd.cmd.dptr.unkeyed.length = ERNIC_MAX_XFER;
-		cmd.cmd.dptr.id = SGL_TRANSPORT;
-		cmd.cmd.cdw10 = i * (ERNIC_MAX_XFER / BS);
-		cmd.cmd.cdw12 = ERNIC_MAX_XFER / BS - 1;
-		th_send_pdu(th, &cmd, sizeof(cmd), NULL, 0);
+		read = th_rw_sqe(NVME_CMD_READ, i * (ERNIC_MAX_XFER / BS), ERNIC_MAX_XFER);
+		th_cmd_send(th, &read, NULL, 0, ERNIC_MAX_XFER, false);
+		if (!i)
+			first_cid = read.cid;
 	}
 	/* The connection thread stalls in a raised send, or (refused) no thread is ever raised. */
 	CU_ASSERT(task_nice_seen(opts.send_nice, false) == can_raise);
@@ -2396,7 +2409,7 @@ static void test_large_sends_are_made_at_send_nice_and_the_thread_returns_to_its
 
 		if (type == NVME_TCP_C2H_DATA) {
 			struct nvme_tcp_data_pdu *data = (struct nvme_tcp_data_pdu *)th->pdu;
-			unsigned int i = data->cccid - 1000u;
+			unsigned int i = (uint16_t)(data->cccid - first_cid);
 
 			CU_ASSERT_FATAL(i < READS && data->datao + data->datal <= ERNIC_MAX_XFER);
 			memcpy(rbuf + i * ERNIC_MAX_XFER + data->datao, th->pdu + data->hdr.pdo, data->datal);
