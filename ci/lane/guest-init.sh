@@ -648,33 +648,38 @@ ernicd_waits() { # ernicd_waits TAG: "waits spun caught raised" from ernicd's co
 
 # The lane's ernicd runs with its default --send-nice (-20) as root: a round with large reads (256 KiB, 1 MiB)
 # that raised none of its sends did not do what the ratios of those cases are taken with.
-raised_check() { # raised_check "W S C R V N" "W S C R V N" (ernicd_waits, ernicd_switches)
+raised_check() { # raised_check "W S C R V N M" "W S C R V N M" (ernicd_waits, ernicd_switches)
 	# shellcheck disable=SC2086 # word lists
 	set -- $1 $2
 	case " $SUITE_CASES " in
 	*" blocksize/256k "* | *" sequential/read "*)
-		[ $((${10} - $4)) -gt 0 ] || fail "ernicd raised none of a round's large sends to its --send-nice" ;;
+		[ $((${11} - $4)) -gt 0 ] || fail "ernicd raised none of a round's large sends to its --send-nice" ;;
 	esac
 }
 
-ernicd_switches() { # ernicd_switches: "voluntary involuntary" context switches, summed over ernicd's threads
+ernicd_switches() { # ernicd_switches: "voluntary involuntary migrations", summed over ernicd's threads
+	local m
+	# se.nr_migrations: how often the scheduler moved a thread to another CPU (CONFIG_SCHED_DEBUG; 0 without it)
+	m=$(cat /proc/"$ERNICD_PID"/task/*/sched 2>/dev/null | awk '$1 == "se.nr_migrations" { m += $3 } END { print m + 0 }')
 	cat /proc/"$ERNICD_PID"/task/*/status 2>/dev/null |
-		awk '/^voluntary_ctxt_switches:/ { v += $2 } /^nonvoluntary_ctxt_switches:/ { n += $2 } END { print v + 0, n + 0 }'
+		awk -v m="$m" '/^voluntary_ctxt_switches:/ { v += $2 } /^nonvoluntary_ctxt_switches:/ { n += $2 } END { print v + 0, n + 0, m }'
 }
 
 # What ernicd's waits for the host in one round were: at queue depth 1 each command is one, and one not caught
 # by the busy-poll cost a sleep and a wake-up (README, "What queue depth 1 costs a target in userspace"). Its
 # threads' involuntary context switches say whether they shared a CPU with another task that wanted it: a round
 # of depth-1 reads has hundreds with ernicd on its own CPU (the kernel's threads there), thousands with ernicd on
-# fio's, and far fewer waits, each command being in before ernicd runs again (README). Then how many sends of
-# 64 KiB or more it made at --send-nice. The waits and switches are logged, not judged (raised_check judges the
-# sends): "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
-waits_report() { # waits_report "W S C R V N" "W S C R V N": waits, spun, caught, raised sends, switches
+# fio's, and far fewer waits, each command being in before ernicd runs again (README); their migrations, whether
+# the scheduler moved them between CPUs, as a wake-up beside its waker can (tens a round when a thread keeps its
+# CPU). Then how many sends of 64 KiB or more it made at --send-nice. The waits, switches and migrations are
+# logged, not judged (raised_check judges the sends): "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
+waits_report() { # waits_report "W S C R V N M" "W S C R V N M": waits, spun, caught, raised sends, switches, migrations
 	# shellcheck disable=SC2086 # word lists
 	set -- $1 $2
-	echo "ernicd waited for the host $(($7 - $1)) times in this round: $(($8 - $2)) busy-polled, $(($9 - $3)) caught" \
-		"($(($7 - $1 ? 100 * ($9 - $3) / ($7 - $1) : 0))% of the waits); its threads were switched out" \
-		"$((${11} - $5)) times sleeping, $((${12} - $6)) times preempted; $((${10} - $4)) sends raised to --send-nice"
+	echo "ernicd waited for the host $(($8 - $1)) times in this round: $(($9 - $2)) busy-polled, $((${10} - $3)) caught" \
+		"($(($8 - $1 ? 100 * (${10} - $3) / ($8 - $1) : 0))% of the waits); its threads were switched out" \
+		"$((${12} - $5)) times sleeping, $((${13} - $6)) times preempted, moved to another CPU $((${14} - $7)) times;" \
+		"$((${11} - $4)) sends raised to --send-nice"
 }
 
 exercise_finish() { # exercise_finish NQN BACKEND: disconnect, the digest cases over a reconnect, the CSV files out
