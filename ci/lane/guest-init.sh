@@ -859,7 +859,7 @@ ernicd_open() {
 }
 
 ernicd_close() {
-	local base dev2 busy n i now pid port_main
+	local base dev2 busy n m a i now pid port_main
 	PHASE=ernicd
 	base=$ERNICD_AT_REST
 	exercise_finish "$NQN_ERNICD" "$ERNICD_BACKEND"
@@ -910,8 +910,24 @@ ernicd_close() {
 	ernicd "$@" 2>"$RESULTS/ernicd-q8.log" &
 	ERNICD_Q8_PID=$!
 	wait_listen "$ERNICD_Q8_PID"
-	connect "$NQN_ERNICD_Q8"
-	log "connected to the queues=8 instance: controller $CTRL, namespace 1 is $DEV"
+	# Connected from its discovery log, as nvme connect-all does: the entry offers disabling SQ flow control
+	# (TREQ), which ernicd honours over TCP, so the host asks for it on every queue, as it does of nvmet-tcp.
+	log "connect-all: nvme connect-all -t tcp -a $ADDR -s $PORT -i 8 -W 8"
+	nvme connect-all -t tcp -a "$ADDR" -s "$PORT" -i 8 -W 8 >/tmp/connect.out 2>&1 || {
+		cat /tmp/connect.out
+		fail "nvme connect-all to the queues=8 instance failed"
+	}
+	wait_ns1 "$NQN_ERNICD_Q8"
+	# The discovery controller's own association comes first, with SQ flow control on: nothing told the host.
+	n=$(grep -c ' connect host .* qid [1-9][0-9]* ' "$RESULTS/ernicd-q8.log" || true)
+	m=$(grep -c ' connect host .* qid [1-9][0-9]* .*(sq flow control disabled)' "$RESULTS/ernicd-q8.log" || true)
+	a=$(grep -c ' connect host .* qid 0 .*(sq flow control disabled)' "$RESULTS/ernicd-q8.log" || true)
+	[ "$n" -gt 0 ] || fail "connect-all from ernicd's discovery log: ernicd logged no I/O queue connect"
+	if [ "$m" -ne "$n" ] || [ "$a" -ne 1 ]; then
+		fail "connect-all from ernicd's discovery log: SQ flow control disabled on $m of $n I/O queues and $a admin queues"
+	fi
+	log "connected to the queues=8 instance by connect-all: controller $CTRL, namespace 1 is $DEV;" \
+		"SQ flow control disabled on its admin queue and all $n I/O queues"
 	nvme get-feature -f 7 "/dev/$CTRL" 2>&1 | grep 'Current value' || fail "nvme get-feature -f 7 on the queues=8 instance failed"
 	# Started with ernicd's defaults whatever mdts= the main instance has: its Identify is the emulator's own.
 	nvme id-ctrl "/dev/$CTRL" >"$RESULTS/$PHASE-q8-id-ctrl.txt" 2>&1 || fail "nvme id-ctrl on the queues=8 instance failed"

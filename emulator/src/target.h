@@ -446,6 +446,8 @@ uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held);
 uint16_t ernic_discovery_exec(struct ernic_req *req, enum ernic_exec *held);
 /* A discovery log entry's transport specific address subtype for NVMe/RDMA (RDMA binding, TSAS). */
 void ernic_disc_entry_rdma_tsas(struct nvmf_disc_log_entry *e);
+/* A discovery log entry's transport requirements (TREQ) for a port of transport type @trtype. */
+uint8_t ernic_disc_treq(uint8_t trtype);
 uint16_t ernic_io_exec(struct ernic_req *req);
 /* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS. */
 uint16_t ernic_io_check(const struct ernic_req *req);

@@ -1905,6 +1905,8 @@ static void test_discovery_controller(void)
 	CU_ASSERT_EQUAL(hdr->recfmt, 0);
 	CU_ASSERT_NOT_EQUAL(hdr->genctr, 0);
 	CU_ASSERT_EQUAL(e->trtype, NVMF_TRTYPE_TCP);
+	/* The TCP transport honours a Connect that disables SQ flow control. */
+	CU_ASSERT_EQUAL(e->treq, NVMF_TREQ_DISABLE_SQFLOW);
 	CU_ASSERT_EQUAL(e->subtype, NVMF_SUBTYPE_NVME);
 	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV4);
 	CU_ASSERT_EQUAL(e->cntlid, NVMF_CNTLID_DYNAMIC);
