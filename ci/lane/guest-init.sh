@@ -213,6 +213,7 @@ setup_system() {
 	esac
 	# A subset of the suite cases, for a quicker look at a few (the lane's verdict still covers what ran).
 	CASES=$(cmdline_opt ernic.cases "")
+	SQFLOW=$(cmdline_opt ernic.sqflow on)
 	if [ -n "$CASES" ]; then SUITE_CASES=$(echo "$CASES" | tr , " "); fi
 	# The watchdog fires at the host's deadline (the guest's clock starts from QEMU's RTC, the host's time, and
 	# its TSC follows the host's clock), before QEMU is killed: a boot slowed down by a loaded host shortens the
@@ -343,6 +344,8 @@ connect() { # connect NQN [EXTRA-ARGS...]: connect and wait until the controller
 	local nqn i
 	nqn=$1
 	shift
+	# ernic.sqflow=off (LANE_SQFLOW): as nvme connect-all connects from an entry that offers it
+	[ "$SQFLOW" = on ] || set -- --disable-sqflow "$@"
 	log "connect: nvme connect -t tcp -a $ADDR -s $PORT -n $nqn -i 8 -W 8 $*"
 	nvme connect -t tcp -a "$ADDR" -s "$PORT" -n "$nqn" -i 8 -W 8 "$@" >/tmp/connect.out 2>&1 || {
 		cat /tmp/connect.out
@@ -597,6 +600,7 @@ exercise_setup() { # exercise_setup NQN C BACKEND-LABEL: C = I/O queues the targ
 	# The ratios compare targets that may split a large request differently: each row says what MDTS it had.
 	v=$(id_ctrl_field "$RESULTS/$PHASE-id-ctrl.txt" mdts)
 	backend="$backend,mdts=${v:-?}"
+	[ "$SQFLOW" = on ] || backend="$backend,sqflow=off"
 	log "nvme get-feature -f 7 /dev/$CTRL"
 	nvme get-feature -f 7 "/dev/$CTRL" >"$RESULTS/$PHASE-feature-7.txt" 2>&1 || {
 		cat "$RESULTS/$PHASE-feature-7.txt"

@@ -25,6 +25,10 @@
 #        LANE_PERF=1  also profile each suite case in the guest (perf record -a, 499 Hz; implies LANE_CPU_SPLIT=1,
 #                       needs ci/deps.sh perf): which processes and kernel functions the samples fell in, per target
 #                       and case, in build/lane/perf.txt (default 0)
+#        LANE_SQFLOW=on|off  SQ flow control on the guest's NVMe/TCP connects (default on, as a plain nvme connect
+#                       leaves it; off: each made by guest-init.sh's connect() passes --disable-sqflow, as nvme connect-all does where a discovery
+#                       log entry offers it, and both nvmet-tcp's and ernicd's do); the rows' backend column then
+#                       ends ",sqflow=off", a series of its own
 #        LANE_CPU_MODEL=CPU  QEMU's -cpu for the guest (default max,-erms,-fsrm: copies by quadword; max: by byte,
 #                       the default before 2026-12-05)
 #        LANE_IDLE=poll|halt  how the guest's idle vCPUs wait (default poll: idle=poll; halt: the kernel's own
@@ -144,6 +148,12 @@ if [ -n "${LANE_CPU_SPLIT:-}" ]; then
 	[[ $LANE_CPU_SPLIT =~ ^[01]$ ]] || die "LANE_CPU_SPLIT must be 0 or 1 (got '$LANE_CPU_SPLIT')"
 	APPEND="$APPEND ernic.cpusplit=$LANE_CPU_SPLIT"
 fi
+SQFLOW=${LANE_SQFLOW:-on}
+case "$SQFLOW" in
+on) ;;
+off) APPEND="$APPEND ernic.sqflow=off" ;;
+*) die "LANE_SQFLOW must be on or off (got '$SQFLOW')" ;;
+esac
 if [ -n "${LANE_CASES:-}" ]; then
 	[[ $LANE_CASES =~ ^[a-z0-9-]+/[a-z0-9-]+(,[a-z0-9-]+/[a-z0-9-]+)*$ ]] ||
 		die "LANE_CASES must be a comma list of suite/case such as qdepth/qd1 (got '$LANE_CASES')"
@@ -356,7 +366,7 @@ NVMET_MDTS=$(phase_mdts nvmet || true)
 # The string copies the guest's kernel uses, as it logged them (guest-init.sh): they decide what a copy costs.
 COPIES=$(sed -n 's/.* init: cpu: .*; string copies: //p' "$LOG" | head -n 1)
 printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" \
-	-v gcpu="$CPU_MODEL" -v copies="${COPIES:-?}" '
+	-v gcpu="$CPU_MODEL" -v copies="${COPIES:-?}" -v sqflow="$SQFLOW" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
@@ -366,6 +376,8 @@ printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDT
 		printf "MDTS (Identify Controller; 0: no limit): ernicd %s, nvmet-tcp %s\n", (emdts == "" ? "?" : emdts),
 			(nmdts == "" ? "?" : nmdts)
 		printf "guest CPU: %s, the kernel copying by %s\n", gcpu, copies
+		if (sqflow == "off")
+			print "SQ flow control: disabled on every connect (--disable-sqflow, as nvme connect-all asks)"
 		printf "%-34s %11s %11s %8s %14s %14s %8s %8s  %s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
 			"ernicd lat us", "nvmet lat us", "ratio", "paired", "IOPS ratio per round"
 		for (i = 1; i <= k; i++) {
@@ -568,13 +580,17 @@ csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
 csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
 	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios,transport" \
 	',"max"' || die "no ratios appended"
+# Every row before the sqflow column was measured over plain connects, SQ flow control on.
+csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
+	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios,transport,guest_cpu" \
+	',"on"' || die "no ratios appended"
 csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-# ratio_rows TRANSPORT ERNICD-PHASE NVMET-PHASE CPUS: lane-ratio.csv's rows of one transport's two phases, from
+# ratio_rows TRANSPORT ERNICD-PHASE NVMET-PHASE CPUS SQFLOW: lane-ratio.csv's rows of one transport's two phases, from
 # per-case lines as in PER_CASE.
 ratio_rows() {
 	awk -F'\t' -v ts="$NOW" -v commit="$COMMIT" -v rounds="$ROUNDS" -v emdts="$(phase_mdts "$2" || true)" \
-		-v nmdts="$(phase_mdts "$3" || true)" -v tr="$1" -v ep="$2" -v np="$3" -v cpus="$4" -v gcpu="$CPU_MODEL" '
+		-v nmdts="$(phase_mdts "$3" || true)" -v tr="$1" -v ep="$2" -v np="$3" -v cpus="$4" -v gcpu="$CPU_MODEL" -v sqflow="$5" '
 	$1 == np { n[$2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == ep { e[$2] = $3 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
@@ -582,8 +598,9 @@ ratio_rows() {
 		for (i = 1; i <= k; i++) {
 			c = order[i]
 			if ((c in e) && n[c] + 0 > 0 && e[c] + 0 > 0)
-				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\",\"%s\",\"%s\"\n", ts, commit, c, e[c], n[c],
-					e[c] / n[c], rounds, emdts, nmdts, cpus, (pr[c] == "" ? "" : sprintf("%.3f", pr[c])), rr[c], tr, gcpu
+				printf "\"%s\",\"%s\",\"%s\",%s,%s,%.3f,%d,%s,%s,\"%s\",%s,\"%s\",\"%s\",\"%s\",\"%s\"\n", ts, commit, c,
+					e[c], n[c], e[c] / n[c], rounds, emdts, nmdts, cpus, (pr[c] == "" ? "" : sprintf("%.3f", pr[c])), rr[c],
+					tr, gcpu, sqflow
 		}
 	}'
 }
@@ -591,8 +608,9 @@ ratio_rows() {
 # skipped, and then there are no ratios either). The RDMA phase's ernicd runs without --cpus.
 ERNICD_CPUS=$(grep -m 1 ' ernicd: ernicd --listen' "$LOG" | sed -n 's/.* --cpus \([^ ]*\).*/\1/p' || true)
 {
-	printf '%s\n' "$PER_CASE" | ratio_rows tcp ernicd nvmet "${ERNICD_CPUS:-all}"
-	printf '%s\n' "$PER_CASE_RDMA" | ratio_rows rdma rdma-ernicd rdma-nvmet all
+	printf '%s\n' "$PER_CASE" | ratio_rows tcp ernicd nvmet "${ERNICD_CPUS:-all}" "$SQFLOW"
+	# LANE_SQFLOW is of the NVMe/TCP connects; the RDMA phase's leave SQ flow control on.
+	printf '%s\n' "$PER_CASE_RDMA" | ratio_rows rdma rdma-ernicd rdma-nvmet all on
 } >>"$CSV_DIR/lane-ratio.csv"
 # The guest's bare round trips (tcp_rtt), a row per placement: a change of the machine under the lane (QEMU, the
 # host's load) shows here before it is read as a change of ernicd in the ratios.
