@@ -676,7 +676,8 @@ ernicd_switches() { # ernicd_switches: "voluntary involuntary migrations", summe
 # fio's, and far fewer waits, each command being in before ernicd runs again (README); their migrations, whether
 # the scheduler moved them between CPUs, as a wake-up beside its waker can (tens a round when a thread keeps its
 # CPU). Then how many sends of 64 KiB or more it made at --send-nice. The waits, switches and migrations are
-# logged, not judged (raised_check judges the sends): "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under the ratio table.
+# logged, not judged (raised_check judges the sends): "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under
+# the ratio table.
 waits_report() { # waits_report "W S C R V N M" "W S C R V N M": waits, spun, caught, raised sends, switches, migrations
 	# shellcheck disable=SC2086 # word lists
 	set -- $1 $2

@@ -26,9 +26,10 @@
 #                       needs ci/deps.sh perf): which processes and kernel functions the samples fell in, per target
 #                       and case, in build/lane/perf.txt (default 0)
 #        LANE_SQFLOW=on|off  SQ flow control on the guest's NVMe/TCP connects (default on, as a plain nvme connect
-#                       leaves it; off: each made by guest-init.sh's connect() passes --disable-sqflow, as nvme connect-all does where a discovery
-#                       log entry offers it, and both nvmet-tcp's and ernicd's do); the rows' backend column then
-#                       ends ",sqflow=off", a series of its own
+#                       leaves it; off: each made by guest-init.sh's connect(), the suite's and the lad phase's among
+#                       them, passes --disable-sqflow, as nvme connect-all does where a discovery log entry offers it,
+#                       and both nvmet-tcp's and ernicd's do); the suite rows' backend column then ends ",sqflow=off",
+#                       and lane-ratio.csv's sqflow column says "off": series of their own
 #        LANE_CPU_MODEL=CPU  QEMU's -cpu for the guest (default max,-erms,-fsrm: copies by quadword; max: by byte,
 #                       the default before 2026-12-05)
 #        LANE_IDLE=poll|halt  how the guest's idle vCPUs wait (default poll: idle=poll; halt: the kernel's own
