@@ -138,7 +138,7 @@ rdma_check_discovery() { # rdma_check_discovery NQN: the log entry for NQN says 
 }
 
 rdma_exercise() { # rdma_exercise NQN C: $PHASE's target alone on the host: discovery, Identify, queues, MRs
-	local nqn c f
+	local nqn c f n
 	nqn=$1
 	c=$2
 	echo "$PHASE discover" >/run/lane-step
@@ -156,10 +156,23 @@ rdma_exercise() { # rdma_exercise NQN C: $PHASE's target alone on the host: disc
 	check_queue_count "$c"
 	rdma_check_mrs "connect -i 8 -W 8"
 	disconnect "$nqn"
-	# A second number of I/O queues for the MR count.
-	echo "$PHASE connect -i 1" >/run/lane-step
-	rdma_connect "$nqn" -i 1
-	rdma_check_mrs "connect -i 1"
+	# A second number of I/O queues for the MR count, connected as nvme connect-all does from the discovery log:
+	# both targets' entries offer disabling SQ flow control, so the host asks for it (ernicd logs that per queue).
+	echo "$PHASE connect-all -i 1" >/run/lane-step
+	log "connect-all: nvme connect-all -t rdma -a $RDMA_ADDR -s $RDMA_PORT -k $RDMA_KATO -i 1"
+	nvme connect-all -t rdma -a "$RDMA_ADDR" -s "$RDMA_PORT" -k "$RDMA_KATO" -i 1 >/tmp/connect.out 2>&1 || {
+		cat /tmp/connect.out
+		rdma_diagnose
+		fail "nvme connect-all -t rdma to $nqn failed"
+	}
+	wait_ns1 "$nqn" rdma_diagnose
+	if [ "$PHASE" = rdma-ernicd ]; then
+		# The admin queue and the one I/O queue; the plain connect above asked for nothing.
+		n=$(grep -c ' connect host .*(sq flow control disabled)' "$ERNICD_LOG" || true)
+		[ "$n" -eq 2 ] || fail "connect-all over RDMA: ernicd logged $n queue connects with SQ flow control disabled, not 2"
+		log "connect-all over RDMA: SQ flow control disabled on the admin queue and the I/O queue"
+	fi
+	rdma_check_mrs "connect-all -i 1"
 	disconnect "$nqn"
 }
 

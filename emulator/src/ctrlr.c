@@ -1162,10 +1162,13 @@ static enum ernic_exec req_exec(struct ernic_req *req)
 	req->cqe.dw1 = 0;
 	req->ns = NULL;
 	ernic_stat_add(&sq->stats.cmds[req->sqe.opc], 1);
-	/* SQ head as the host would see it: wraps at the queue size (0 before Connect). */
-	if (++sq->sqhd >= sq->size)
+	/*
+	 * SQ head as the host would see it: wraps at the queue size (0 before
+	 * Connect); not reported once a Connect disabled SQ flow control.
+	 */
+	if (!sq->sqflow_disabled && ++sq->sqhd >= sq->size)
 		sq->sqhd = 0;
-	req->cqe.sqhd = sq->sqhd;
+	req->cqe.sqhd = ernic_sq_cqe_sqhd(sq);
 
 	if (req->sqe.opc == NVME_FABRICS_COMMAND) {
 		bool disconnect = ((const struct nvmf_fabrics_cmd *)&req->sqe)->fctype == NVMF_FCTYPE_DISCONNECT;

@@ -54,7 +54,7 @@ static void disc_log_page_build(const struct ernic_ctrlr *ctrlr, struct nvmf_dis
 	e->trtype = tgt->trtype;
 	e->adrfam = tgt->adrfam;
 	e->subtype = NVMF_SUBTYPE_NVME;
-	e->treq = ernic_disc_treq(e->trtype);
+	e->treq = ERNIC_DISC_TREQ;
 	e->portid = 1;
 	e->cntlid = NVMF_CNTLID_DYNAMIC;
 	e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;
@@ -64,20 +64,6 @@ static void disc_log_page_build(const struct ernic_ctrlr *ctrlr, struct nvmf_dis
 		ernic_disc_entry_rdma_tsas(e);
 	pthread_mutex_unlock(&tgt->lock);
 	snprintf(e->subnqn, sizeof(e->subnqn), "%s", tgt->subnqn);
-}
-
-/*
- * No secure channel is specified (there is no TLS here). Over NVMe/TCP a
- * Connect may disable SQ flow control, and the TCP transport honours it
- * (a read's CapsuleResp is left out after a C2HData that says SUCCESS), so
- * the entry says so: a host that connects from this log (nvme connect-all,
- * as libnvme does for Linux nvmet's ports) then asks for it. The other
- * transports keep reporting SQHD whatever the host asks, so they claim
- * nothing.
- */
-uint8_t ernic_disc_treq(uint8_t trtype)
-{
-	return trtype == NVMF_TRTYPE_TCP ? NVMF_TREQ_DISABLE_SQFLOW : NVMF_TREQ_NOT_SPECIFIED;
 }
 
 void ernic_disc_entry_rdma_tsas(struct nvmf_disc_log_entry *e)

@@ -105,6 +105,11 @@ static uint16_t connect_install_sq(struct ernic_req *req, struct ernic_ctrlr *ct
 	if (rc)
 		return NVME_SC_CONNECT_CTRL_BUSY;
 	req->cqe.dw0 = ctrlr->cntlid;
+	/* As Fabrics 1.1 and Linux nvmet: the response's SQHD says it is off, later CQEs leave SQHD 0. */
+	if (cmd->cattr & NVMF_CONNECT_CATTR_DISABLE_SQFLOW) {
+		req->sq->sqflow_disabled = true;
+		req->cqe.sqhd = NVMF_SQHD_FLOW_DISABLED;
+	}
 	return NVME_SC_SUCCESS;
 }
 

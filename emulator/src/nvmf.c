@@ -541,7 +541,7 @@ void *ernic_nvmf_disc_log(struct ernic_nvmf *nvmf, const char *hostnqn, size_t *
 			e->trtype = port->trtype;
 			e->adrfam = port->adrfam;
 			e->subtype = NVMF_SUBTYPE_NVME;
-			e->treq = ernic_disc_treq(e->trtype);
+			e->treq = ERNIC_DISC_TREQ;
 			e->portid = port->portid;
 			e->cntlid = NVMF_CNTLID_DYNAMIC;
 			e->asqsz = ERNIC_ADMIN_QUEUE_SIZE;

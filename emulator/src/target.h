@@ -248,6 +248,11 @@ struct ernic_sq {
 	uint16_t qid;
 	uint16_t size; /* entries (sqsize + 1) */
 	uint16_t sqhd;
+	/*
+	 * Set by a Connect whose CATTR disabled SQ flow control (the discovery
+	 * entries offer it, ERNIC_DISC_TREQ): SQHD is then not reported.
+	 */
+	bool sqflow_disabled;
 	bool connected;
 	/*
 	 * The listener this queue arrived on (Port ID), set by the transport
@@ -446,8 +451,19 @@ uint16_t ernic_admin_exec(struct ernic_req *req, enum ernic_exec *held);
 uint16_t ernic_discovery_exec(struct ernic_req *req, enum ernic_exec *held);
 /* A discovery log entry's transport specific address subtype for NVMe/RDMA (RDMA binding, TSAS). */
 void ernic_disc_entry_rdma_tsas(struct nvmf_disc_log_entry *e);
-/* A discovery log entry's transport requirements (TREQ) for a port of transport type @trtype. */
-uint8_t ernic_disc_treq(uint8_t trtype);
+/*
+ * A discovery log entry's transport requirements (TREQ): no secure channel
+ * (there is no TLS here), and a Connect may disable SQ flow control, which
+ * every transport honours (connect_install_sq()), as Linux nvmet's entries
+ * say: a host that connects from the log (nvme connect-all) then asks for it.
+ */
+#define ERNIC_DISC_TREQ NVMF_TREQ_DISABLE_SQFLOW
+
+/* The SQHD a CQE of @sq reports: 0 (reserved) once SQ flow control is disabled. */
+static inline uint16_t ernic_sq_cqe_sqhd(const struct ernic_sq *sq)
+{
+	return sq->sqflow_disabled ? 0 : sq->sqhd;
+}
 uint16_t ernic_io_exec(struct ernic_req *req);
 /* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS. */
 uint16_t ernic_io_check(const struct ernic_req *req);

@@ -468,8 +468,8 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	q->cntlid = (uint16_t)r->req.cqe.dw0;
 	if (q->qid)
 		ernic_trace_queue_start(&q->port->trace, &q->tq);
-	ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s", q->hostnqn, q->qid,
-		  q->cntlid, q->peer);
+	ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s%s", q->hostnqn, q->qid,
+		  q->cntlid, q->peer, q->sq.sqflow_disabled ? " (sq flow control disabled)" : "");
 }
 
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)

@@ -159,8 +159,6 @@
  * MDTS per slot (tcp_req_buf_reserve()).
  */
 #define TCP_REQ_BUF_SMALL (8u * 1024)
-/* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host disabled SQ flow control. */
-#define TCP_CONNECT_CATTR_DISABLE_SQFLOW (1u << 2)
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
 #define TCP_SEND_TIMEOUT_S 10
 /* After a C2HTermReq, how long the host gets to read it and close. */
@@ -984,7 +982,8 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	if (conn->qid)
 		ernic_trace_queue_start(&conn->port->trace, &conn->tq);
 	pthread_mutex_lock(&conn->lock);
-	conn->sqflow_disabled = cmd->cattr & TCP_CONNECT_CATTR_DISABLE_SQFLOW;
+	/* The controller's own record (connect_install_sq()), copied under the lock the send path reads it under. */
+	conn->sqflow_disabled = conn->sq.sqflow_disabled;
 	pthread_mutex_unlock(&conn->lock);
 	ernic_log(&conn->port->log, TCP_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s%s", conn->hostnqn, conn->qid,
 		conn->cntlid, conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
@@ -1404,7 +1403,7 @@ static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uin
 	tmp.req.sqe = *sqe;
 	tmp.req.sq = &conn->sq;
 	ernic_req_set_status(&tmp.req, NVME_SC_INTERNAL);
-	tmp.req.cqe.sqhd = conn->sq.sqhd;
+	tmp.req.cqe.sqhd = ernic_sq_cqe_sqhd(&conn->sq);
 	pthread_mutex_lock(&conn->lock);
 	rc = tcp_tx_rsp_locked(conn, &tmp.req.cqe);
 	pthread_mutex_unlock(&conn->lock);

@@ -430,6 +430,41 @@ static void test_connect_admin_returns_dynamic_cntlid_in_dw0(void)
 	fx_fini();
 }
 
+/*
+ * A Connect whose CATTR disables SQ flow control (the discovery entries offer
+ * it) is answered with SQHD FFFFh, and the queue's later CQEs leave SQHD 0;
+ * without the bit SQHD counts the commands fetched, wrapping at the size.
+ */
+static void test_connect_disabling_sq_flow_control_stops_sqhd_reports(void)
+{
+	struct nvme_sqe sqe;
+	struct nvme_cqe cqe;
+	struct nvmf_property_cmd *prop = (struct nvmf_property_cmd *)&sqe;
+
+	fx_init();
+	connect_data(fx.q[0], NVMF_CNTLID_DYNAMIC, ernic_target_subnqn(fx.tgt), HOSTNQN);
+	connect_cmd(&sqe, 0, 31, 0);
+	((struct nvmf_connect_cmd *)&sqe)->cattr = NVMF_CONNECT_CATTR_DISABLE_SQFLOW;
+	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, sizeof(struct nvmf_connect_data), &cqe), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cqe.sqhd, NVMF_SQHD_FLOW_DISABLED);
+	sqe_init(&sqe, NVME_FABRICS_COMMAND, 7);
+	prop->fctype = NVMF_FCTYPE_PROPERTY_GET;
+	prop->ofst = NVME_REG_CSTS;
+	for (int i = 0; i < 40; i++) {
+		CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 0, &cqe), NVME_SC_SUCCESS);
+		CU_ASSERT_EQUAL(cqe.sqhd, 0);
+	}
+
+	/* Fetched before the queue had a size, the Connect itself reports head 0. */
+	CU_ASSERT_EQUAL(connect_admin(fx.q[1], 0, &cqe), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(cqe.sqhd, 0);
+	for (int i = 1; i < 40; i++) {
+		CU_ASSERT_EQUAL(run(fx.q[1], &sqe, 0, &cqe), NVME_SC_SUCCESS);
+		CU_ASSERT_EQUAL(cqe.sqhd, i % 32);
+	}
+	fx_fini();
+}
+
 static void test_two_connects_get_different_cntlids(void)
 {
 	struct nvme_cqe a, b;
@@ -1905,7 +1940,7 @@ static void test_discovery_controller(void)
 	CU_ASSERT_EQUAL(hdr->recfmt, 0);
 	CU_ASSERT_NOT_EQUAL(hdr->genctr, 0);
 	CU_ASSERT_EQUAL(e->trtype, NVMF_TRTYPE_TCP);
-	/* The TCP transport honours a Connect that disables SQ flow control. */
+	/* A Connect may disable SQ flow control (test_connect_disabling_sq_flow_control_stops_sqhd_reports). */
 	CU_ASSERT_EQUAL(e->treq, NVMF_TREQ_DISABLE_SQFLOW);
 	CU_ASSERT_EQUAL(e->subtype, NVMF_SUBTYPE_NVME);
 	CU_ASSERT_EQUAL(e->adrfam, NVMF_ADRFAM_IPV4);
@@ -2391,6 +2426,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_io_connect_unknown_cntlid_is_invalid_param_ipo16),
 	UT_CASE(test_io_connect_qid_beyond_granted_queues_is_invalid_param_ipo42),
 	UT_CASE(test_io_connect_sqsize_over_mqes_is_invalid_param_ipo44),
+	UT_CASE(test_connect_disabling_sq_flow_control_stops_sqhd_reports),
 	UT_CASE(test_io_connect_before_cc_en_is_cmd_seq_error), UT_CASE(test_io_connect_same_qid_twice_is_ctrl_busy),
 	UT_CASE(test_property_get_cap_mqes_mpsmin_and_8_byte_only),
 	UT_CASE(test_property_get_cap_mqes_follows_queue_size_128),

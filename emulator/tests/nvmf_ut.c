@@ -218,11 +218,11 @@ static void test_discovery_log_lists_each_subsystem_at_each_linked_port_and_genc
 }
 
 /*
- * TREQ: an NVMe/TCP port says SQ flow control may be disabled, which its
- * transport honours and which makes nvme connect-all ask for it; the fixture's
- * other ports, whose transports keep reporting SQHD, claim nothing.
+ * TREQ: every entry says SQ flow control may be disabled, which every
+ * transport honours and which makes nvme connect-all ask for it, over the
+ * fixture's RDMA ports and an NVMe/TCP port alike.
  */
-static void test_discovery_entries_offer_sq_flow_control_disable_over_tcp_only(void)
+static void test_discovery_entries_offer_sq_flow_control_disable(void)
 {
 	struct fx fx;
 	char err[ERNIC_ERRLEN] = "";
@@ -241,14 +241,9 @@ static void test_discovery_entries_offer_sq_flow_control_disable_over_tcp_only(v
 	CU_ASSERT_EQUAL(hdr->numrec, 4);
 	e = (struct nvmf_disc_log_entry *)(hdr + 1);
 	for (uint64_t i = 0; i < hdr->numrec; i++) {
-		if (e[i].portid == tcp_portid) {
-			tcp_seen++;
-			CU_ASSERT_EQUAL(e[i].trtype, NVMF_TRTYPE_TCP);
-			CU_ASSERT_EQUAL(e[i].treq, NVMF_TREQ_DISABLE_SQFLOW);
-		} else {
-			CU_ASSERT_EQUAL(e[i].trtype, NVMF_TRTYPE_RDMA);
-			CU_ASSERT_EQUAL(e[i].treq, NVMF_TREQ_NOT_SPECIFIED);
-		}
+		tcp_seen += e[i].portid == tcp_portid;
+		CU_ASSERT_EQUAL(e[i].trtype, e[i].portid == tcp_portid ? NVMF_TRTYPE_TCP : NVMF_TRTYPE_RDMA);
+		CU_ASSERT_EQUAL(e[i].treq, NVMF_TREQ_DISABLE_SQFLOW);
 	}
 	CU_ASSERT_EQUAL(tcp_seen, 1);
 	free(hdr);
@@ -584,7 +579,7 @@ static void test_removing_a_listener_fails_the_controllers_reached_through_it_on
 UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_subnqn_names),
 	UT_CASE(test_connect_to_a_subsystem_not_linked_to_the_port_is_refused),
 	UT_CASE(test_discovery_log_lists_each_subsystem_at_each_linked_port_and_genctr_moves),
-	UT_CASE(test_discovery_entries_offer_sq_flow_control_disable_over_tcp_only),
+	UT_CASE(test_discovery_entries_offer_sq_flow_control_disable),
 	UT_CASE(test_namespace_added_at_run_time_is_announced_listed_and_usable),
 	UT_CASE(test_resize_moves_the_lba_range_and_is_announced),
 	UT_CASE(test_namespace_removed_under_a_write_loop_fails_new_io_and_loses_no_acknowledged_write),
