@@ -296,15 +296,15 @@ struct nvmf_connect_cmd {
 	uint8_t rsvd4[12];
 } __attribute__((packed));
 NVME_CHECK_SIZE(struct nvmf_connect_cmd, 64);
-/* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host asks to disable SQ flow control. */
-#define NVMF_CONNECT_CATTR_DISABLE_SQFLOW (1u << 2)
-/* The Connect response's SQHD when the controller disabled SQ flow control. */
-#define NVMF_SQHD_FLOW_DISABLED 0xffffu
 NVME_CHECK_OFFSET(struct nvmf_connect_cmd, recfmt, 40);
 NVME_CHECK_OFFSET(struct nvmf_connect_cmd, qid, 42);
 NVME_CHECK_OFFSET(struct nvmf_connect_cmd, sqsize, 44);
 NVME_CHECK_OFFSET(struct nvmf_connect_cmd, cattr, 46);
 NVME_CHECK_OFFSET(struct nvmf_connect_cmd, kato, 48);
+/* Connect CATTR bit 2 (Fabrics 1.1 Figure 20): the host asks to disable SQ flow control. */
+#define NVMF_CONNECT_CATTR_DISABLE_SQFLOW (1u << 2)
+/* The Connect response's SQHD when the controller disabled SQ flow control. */
+#define NVMF_SQHD_FLOW_DISABLED 0xffffu
 
 #define NVMF_NQN_SIZE 256
 #define NVMF_CNTLID_DYNAMIC 0xFFFF
