@@ -59,13 +59,26 @@ csv_ready() {
 	fi
 }
 
-# csv_upgrade FILE NAME OLD_HEADER FILL: a FILE still under OLD_HEADER, the
-# header kind NAME had before its last columns came, gets NAME's header and
-# FILL (the new fields, comma first) appended to every row; any other FILE is
-# left as it is, for csv_ready to judge.
+# csv_upgrade FILE NAME OLD_HEADER FILL: one step of a header's history. A FILE
+# still under OLD_HEADER, a header kind NAME had before columns came at its end,
+# gets as many more of NAME's columns as FILL has fields (FILL: those fields,
+# each after a comma) and FILL appended to every row; any other FILE is left as
+# it is, for the next step or csv_ready to judge. Steps called oldest first take
+# a file of any age to NAME's header with every row as wide as it.
 csv_upgrade() {
 	local h
 	[ -s "$1" ] && [ "$(head -n 1 "$1")" = "$3" ] || return 0
 	h=$(csv_columns "$2") || return 1
+	h=$(awk -v h="$h" -v old="$3" -v fill="$4" 'BEGIN {
+		n = split(h, col, ",")
+		want = split(old, o, ",") + gsub(/,/, ",", fill)
+		if (want > n) exit 1
+		out = col[1]
+		for (i = 2; i <= want; i++) out = out "," col[i]
+		print out
+	}') || {
+		echo "$1: '$4' has more fields than '$2' has columns after its old header" >&2
+		return 1
+	}
 	awk -v h="$h" -v fill="$4" 'NR == 1 { print h; next } { print $0 fill }' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
 }

@@ -30,6 +30,16 @@ lad_collect() { # lad_collect TARGET-NAME FABRIC-COLLECT-ARGS...: both depths on
 	log "$name: traces in the outbox ($(du -sk "$out" | cut -f1) KiB)"
 }
 
+# The LAD's connects over NVMe/TCP are plain ones, SQ flow control on, whatever LANE_SQFLOW says: lad.csv's rows do
+# not say how the host connected, so they all stand for one way.
+lad_connect() { # lad_connect NQN: guest-init.sh's connect with SQ flow control left on
+	local sqflow
+	sqflow=$SQFLOW
+	SQFLOW=on
+	connect "$1"
+	SQFLOW=$sqflow
+}
+
 lad_nvmet() { # lad_nvmet tcp|rdma: the kernel target on a null_blk namespace over that transport
 	local s p trtype traddr trsvcid nqn name
 	trtype=$1
@@ -56,7 +66,7 @@ lad_nvmet() { # lad_nvmet tcp|rdma: the kernel target on a null_blk namespace ov
 	ln -s "$s" "$p/subsystems/$nqn" || fail "cannot bind the subsystem to the $trtype port"
 	if [ "$trtype" = tcp ]; then
 		wait_listen ""
-		connect "$nqn"
+		lad_connect "$nqn"
 	else
 		rdma_connect "$nqn" -i 8 -W 8
 	fi
@@ -94,7 +104,7 @@ lad_ernicd() { # lad_ernicd tcp|rdma: ernicd sampling 1 command in LAD_SAMPLE ov
 	ERNICD_PID=$!
 	if [ "$trtype" = tcp ]; then
 		wait_listen "$ERNICD_PID"
-		connect "$nqn"
+		lad_connect "$nqn"
 	else
 		ernicd_rdma_wait_listen
 		rdma_connect "$nqn" -i 8 -W 8

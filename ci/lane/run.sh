@@ -26,8 +26,8 @@
 #                       needs ci/deps.sh perf): which processes and kernel functions the samples fell in, per target
 #                       and case, in build/lane/perf.txt (default 0)
 #        LANE_SQFLOW=on|off  SQ flow control on the guest's NVMe/TCP connects (default on, as a plain nvme connect
-#                       leaves it; off: each made by guest-init.sh's connect(), the suite's and the lad phase's among
-#                       them, passes --disable-sqflow, as nvme connect-all does where a discovery log entry offers it,
+#                       leaves it; off: each made by guest-init.sh's connect() but the lad phase's passes
+#                       --disable-sqflow, as nvme connect-all does where a discovery log entry offers it,
 #                       and both nvmet-tcp's and ernicd's do); the suite rows' backend column then ends ",sqflow=off",
 #                       and lane-ratio.csv's sqflow column says "off": series of their own
 #        LANE_CPU_MODEL=CPU  QEMU's -cpu for the guest (default max,-erms,-fsrm: copies by quadword; max: by byte,
@@ -75,6 +75,8 @@ RUNTIME=${LANE_RUNTIME:-1}
 CSV_DIR=${LANE_CSV_DIR:-$ROOT/results}
 # shellcheck source=suites/lib.sh
 . "$ROOT/suites/lib.sh"
+# shellcheck source=ci/lane/ratio-csv.sh
+. "$HERE/ratio-csv.sh"
 # shellcheck source=ci/console.sh
 . "$ROOT/ci/console.sh"
 CSV_HEADER=$(csv_columns suite)
@@ -567,25 +569,7 @@ if [ ${#LAD_DIRS[@]} -gt 0 ]; then
 	ERNIC_COMMIT=$COMMIT "$ROOT/suites/lad/fabric-report" --csv-dir "$CSV_DIR" "${LAD_DIRS[@]}" >/dev/null ||
 		die "appending the fabric LAD rows to $CSV_DIR/lad.csv failed"
 fi
-# The conditions a ratio was measured under came last: an older file's rows get them empty (nobody recorded them).
-csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio "timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio" ,,,,,, ||
-	die "no ratios appended"
-csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
-	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus" ,, ||
-	die "no ratios appended"
-# Every row before the transport column was of NVMe/TCP.
-csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
-	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios" \
-	',"tcp"' || die "no ratios appended"
-# Every row before the guest_cpu column was measured on QEMU's max.
-csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
-	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios,transport" \
-	',"max"' || die "no ratios appended"
-# Every row before the sqflow column was measured over plain connects, SQ flow control on.
-csv_upgrade "$CSV_DIR/lane-ratio.csv" lane-ratio \
-	"timestamp_utc,commit,case,ernicd_iops,nvmet_iops,ratio,rounds,ernicd_mdts,nvmet_mdts,ernicd_cpus,paired_ratio,round_ratios,transport,guest_cpu" \
-	',"on"' || die "no ratios appended"
-csv_ready "$CSV_DIR/lane-ratio.csv" lane-ratio || die "no ratios appended"
+lane_ratio_csv_ready "$CSV_DIR/lane-ratio.csv" || die "no ratios appended"
 NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # ratio_rows TRANSPORT ERNICD-PHASE NVMET-PHASE CPUS SQFLOW: lane-ratio.csv's rows of one transport's two phases, from
 # per-case lines as in PER_CASE.
