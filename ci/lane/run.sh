@@ -368,8 +368,11 @@ ERNICD_MDTS=$(phase_mdts ernicd || true)
 NVMET_MDTS=$(phase_mdts nvmet || true)
 # The string copies the guest's kernel uses, as it logged them (guest-init.sh): they decide what a copy costs.
 COPIES=$(sed -n 's/.* init: cpu: .*; string copies: //p' "$LOG" | head -n 1)
+# The machine QEMU emulates on: its CPU sets what each emulated instruction costs, so ratios of runs on different
+# machines differ by more than their rounds do.
+HOST_CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) CPUs"
 printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" \
-	-v gcpu="$CPU_MODEL" -v copies="${COPIES:-?}" -v sqflow="$SQFLOW" '
+	-v gcpu="$CPU_MODEL" -v copies="${COPIES:-?}" -v sqflow="$SQFLOW" -v hcpu="$HOST_CPU" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
@@ -378,7 +381,7 @@ printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDT
 			(rounds > 1 ? ", the targets taking turns round by round" : "")
 		printf "MDTS (Identify Controller; 0: no limit): ernicd %s, nvmet-tcp %s\n", (emdts == "" ? "?" : emdts),
 			(nmdts == "" ? "?" : nmdts)
-		printf "guest CPU: %s, the kernel copying by %s\n", gcpu, copies
+		printf "guest CPU: %s, the kernel copying by %s; QEMU TCG on %s\n", gcpu, copies, hcpu
 		if (sqflow == "off")
 			print "SQ flow control: disabled on every connect (--disable-sqflow, as nvme connect-all asks)"
 		printf "%-34s %11s %11s %8s %14s %14s %8s %8s  %s\n", "case", "ernicd IOPS", "nvmet IOPS", "ratio",
