@@ -71,13 +71,18 @@ csv_upgrade() {
 	h=$(csv_columns "$2") || return 1
 	h=$(awk -v h="$h" -v old="$3" -v fill="$4" 'BEGIN {
 		n = split(h, col, ",")
-		want = split(old, o, ",") + gsub(/,/, ",", fill)
+		k = split(old, o, ",")
+		want = k + gsub(/,/, ",", fill)
 		if (want > n) exit 1
 		out = col[1]
-		for (i = 2; i <= want; i++) out = out "," col[i]
+		for (i = 2; i <= want; i++) {
+			if (i == k + 1 && out != old) exit 1
+			out = out "," col[i]
+		}
+		if (want == k && out != old) exit 1
 		print out
 	}') || {
-		echo "$1: '$4' has more fields than '$2' has columns after its old header" >&2
+		echo "$1: '$3' and '$4' are not the start of '$2''s header and columns after it" >&2
 		return 1
 	}
 	awk -v h="$h" -v fill="$4" 'NR == 1 { print h; next } { print $0 fill }' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
