@@ -513,6 +513,18 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int rc, sig, status = 0;
 
+	/*
+	 * First of all, before any thread exists (so every thread inherits the mask) and before
+	 * the arguments are read: a SIGUSR1 sent while ernicd is still starting, as a script asking
+	 * for the counters early does, waits for sigwait() instead of killing the daemon.
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
 	parse_args(argc, argv, &o);
 	/* Before any thread exists: every one started later (ports, connections, control) inherits it. */
 	if (CPU_COUNT(&o.cpus) && sched_setaffinity(0, sizeof(o.cpus), &o.cpus)) {
@@ -529,14 +541,6 @@ int main(int argc, char **argv)
 	}
 	if (!o.nr_backends)
 		ernic_backend_cfg_init(&cfgs[0]);
-
-	/* Before any thread exists, so every thread inherits the mask. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGUSR1);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	if (o.trace) {
 		trace = fopen(o.trace, "we");
