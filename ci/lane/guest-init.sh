@@ -40,7 +40,7 @@
 # build with other options, in the same guest; none: no options),
 # ernic.cpus=LIST|all (ernicd --cpus of that instance and of the lad phase's; default all: unpinned, on the
 # CPUs nvmet-tcp's work runs on too. Pinned to one of the guest's two CPUs, ernicd did every receive copy of
-# a 1 MiB write on it while the other stayed 60-73% idle; README, "One data PDU per 1 MiB, and ernicd
+# a 1 MiB write on it while the other stayed 60-73% idle; results/NOTEBOOK.md, "One data PDU per 1 MiB, and ernicd
 # unpinned").
 # ernic.perf=1 (profile each suite case with perf, cases one at a time as with ernic.cpusplit=1; the profiles go
 # out on the outbox disk, perf.txt).
@@ -670,10 +670,11 @@ ernicd_switches() { # ernicd_switches: "voluntary involuntary migrations", summe
 }
 
 # What ernicd's waits for the host in one round were: at queue depth 1 each command is one, and one not caught
-# by the busy-poll cost a sleep and a wake-up (README, "What queue depth 1 costs a target in userspace"). Its
-# threads' involuntary context switches say whether they shared a CPU with another task that wanted it: a round
-# of depth-1 reads has hundreds with ernicd on its own CPU (the kernel's threads there), thousands with ernicd on
-# fio's, and far fewer waits, each command being in before ernicd runs again (README); their migrations, whether
+# by the busy-poll cost a sleep and a wake-up (results/NOTEBOOK.md, "What queue depth 1 costs a target in
+# userspace"). Its threads' involuntary context switches say whether they shared a CPU with another task that
+# wanted it: a round of depth-1 reads has hundreds with ernicd on its own CPU (the kernel's threads there),
+# thousands with ernicd on fio's, and far fewer waits, each command being in before ernicd runs again
+# (results/NOTEBOOK.md, "Where ernicd runs at depth 1"); their migrations, whether
 # the scheduler moved them between CPUs, as a wake-up beside its waker can (tens a round when a thread keeps its
 # CPU). Then how many sends of 64 KiB or more it made at --send-nice. The waits, switches and migrations are
 # logged, not judged (raised_check judges the sends): "ERNIC-LANE-WAITS round R: <line>", which run.sh puts under

@@ -97,7 +97,7 @@ APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests clocksource=tsc tsc=
 # copy then took as long as two system calls, and a target's ratio followed how many bytes it copied or
 # cleared more than how it worked: on max, nvmet-tcp's large reads (pages it allocates, which this kernel zeroes,
 # filled from a sparse file) ran 25-40% slower, ernicd's depth-1 reads (a 4 KiB copy into the socket) slower too
-# (README, "The guest's CPU model", 2026-12-05). LANE_CPU_MODEL=max: as before.
+# (results/NOTEBOOK.md, "The guest's CPU model", 2026-12-05). LANE_CPU_MODEL=max: as before.
 CPU_MODEL=${LANE_CPU_MODEL:-max,-erms,-fsrm}
 [[ $CPU_MODEL =~ ^[a-zA-Z0-9_.-]+(,[-+]?[a-z0-9_.-]+)*$ ]] ||
 	die "LANE_CPU_MODEL must be a QEMU -cpu value such as max,-erms (got '$CPU_MODEL')"
