@@ -1288,12 +1288,14 @@ ernicd_b_open() {
 	PORT=$PORT_MAIN
 }
 
+# As the other two targets close: the digest cases over a reconnect with header and data digests, so that the
+# ernicd-b / ernicd table has that case too.
 ernicd_b_close() {
 	local pid
 	PHASE=ernicd-b
-	log "disconnect"
-	disconnect "$NQN_ERNICD_B"
-	emit_csv "$RESULTS/csv/$PHASE"
+	PORT=$PORT_ERNICD_B
+	exercise_finish "$NQN_ERNICD_B" "$ERNICD_B_BACKEND"
+	PORT=$PORT_MAIN
 	pid=$ERNICD_B_PID
 	ERNICD_B_PID=""
 	stop_ernicd "$pid" ernicd-b
