@@ -21,7 +21,9 @@ fio_ioengine() {
 
 # ernic_commit: the commit column as results/README.md defines it. ERNIC_COMMIT
 # names it where there is no git checkout (a lane's guest); otherwise the short
-# HEAD, with -dirty when tracked files differ from it.
+# HEAD, with -dirty when tracked files outside results/ differ from it. The rows
+# themselves go to results/: a run that appends to them (the nightly's first
+# step, before the rest) measured the commit's code all the same.
 ernic_commit() {
 	local c
 	if [ -n "${ERNIC_COMMIT:-}" ]; then
@@ -29,7 +31,7 @@ ernic_commit() {
 		return
 	fi
 	c=$(git -C "$ERNIC_ROOT" rev-parse --short=12 HEAD 2>/dev/null) || c=unknown
-	if [ "$c" != unknown ] && ! git -C "$ERNIC_ROOT" diff --quiet HEAD -- 2>/dev/null; then
+	if [ "$c" != unknown ] && ! git -C "$ERNIC_ROOT" diff --quiet HEAD -- . ':(exclude)results' 2>/dev/null; then
 		c="$c-dirty"
 	fi
 	echo "$c"

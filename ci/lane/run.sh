@@ -47,7 +47,8 @@
 #                       2026-12-05); in one guest they share its state. ernicd-b's rows are not appended.
 #        LANE_ERNICD_B_OPTS="OPT..."  ernicd-b's options instead of the suite ernicd's (--zero-copy-reads; empty:
 #                       none), to compare options of one build: LANE_ERNICD_B=build/ernicd LANE_ERNICD_B_OPTS=
-#        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if modified)
+#        ERNIC_COMMIT=ID  the rows' commit column (default: git rev-parse --short=12 HEAD, -dirty if a file
+#                       outside results/ is modified)
 # Out:   build/lane/console.log, build/lane/results/csv/<phase>/<suite>.csv (the guest's CSV files),
 #        build/lane/results/summary.txt, build/lane/ratios.txt; on a pass, rows appended to
 #        LANE_CSV_DIR/<suite>.csv (header written once, as suites/run does), LANE_CSV_DIR/lane-ratio.csv
