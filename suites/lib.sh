@@ -77,11 +77,9 @@ csv_upgrade() {
 		want = k + gsub(/,/, ",", fill)
 		if (want > n) exit 1
 		out = col[1]
-		for (i = 2; i <= want; i++) {
-			if (i == k + 1 && out != old) exit 1
-			out = out "," col[i]
-		}
-		if (want == k && out != old) exit 1
+		for (i = 2; i <= k; i++) out = out "," col[i]
+		if (out != old) exit 1
+		for (; i <= want; i++) out = out "," col[i]
 		print out
 	}') || {
 		echo "$1: '$3' and '$4' are not the start of '$2''s header and columns after it" >&2
