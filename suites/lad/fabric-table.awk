@@ -1,6 +1,6 @@
 # suites/lad/fabric-table.awk - seeds/002's table and seeds/004's split for one target, from the lines
 # "base|load cmd NS..." and "base|load summary target_records=N joined=M" of fabric-join.awk. Needs stages.awk
-# loaded first; the -v variables are set by suites/lad/fabric-report. With -v cmp=FILE, each stage's means also go
+# and table.awk loaded first; the -v variables are set by suites/lad/fabric-report. With -v cmp=FILE, each stage's means also go
 # to FILE as one tab-separated line (target, transport, stage number, base, load, commands at each depth) for
 # suites/lad/fabric-compare.awk.
 BEGIN { lad_stages_init() }
@@ -9,7 +9,6 @@ $2 == "summary" {
 	split($3, kv, "="); recs[$1] = kv[2]
 	split($4, kv, "="); got[$1] = kv[2]
 }
-function q(s) { gsub(/"/, "\"\"", s); return "\"" s "\"" }
 function mean(w, i) { return n[w] ? sum[w, i] / n[w] / 1000 : 0 }
 END {
 	tname = target
@@ -21,23 +20,17 @@ END {
 		iops32, flat32
 	if (emulated != "")
 		printf "  (under %s the absolute numbers mean little; the shape and the ratios do)\n", emulated
-	printf "  %-38s%10s%10s%8s\n", "stage", "base us", "load us", "LAD"
-	best = ""
+	lad_table_head()
 	for (i = 1; i <= LAD_NSTAGE; i++) {
 		b = mean("base", i); l = mean("load", i)
-		lad = b >= min ? sprintf("%.2f", l / b) : "n/a"
-		printf "  %-38s%10.2f%10.2f%8s\n", lad_label[i], b, l, lad
-		if (lad != "n/a" && lad_key[i] != "end_to_end" && (best == "" || l / b > bestv)) {
-			best = lad_label[i]; bestv = l / b
-		}
+		lad_table_row(lad_label[i], b, l, lad_key[i] != "end_to_end")
 		if (cmp != "")
 			printf "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%d\n", tname, transport, i, b, l, n["base"], n["load"] >> cmp
 		if (csv != "")
-			printf "%s,%s,%s,%s,%.3f,%.3f,%s,%s,%s\n", q(ts), q(commit), q(host), q(lad_key[i]), b, l,
-				(lad == "n/a" ? "" : sprintf("%.3f", l / b)), q(tname), q(transport) >> csv
+			lad_csv_row(csv, ts, commit, host, lad_key[i], b, l, tname, transport)
 	}
-	print best == "" ? "  largest LAD: n/a" : sprintf("  largest LAD: %s, %.2f", best, bestv)
-	print "  (n/a: a stage under 0.5 us at the baseline is too small for a ratio; host driver and network are one"
+	print "  largest LAD: " lad_largest()
+	print "  " lad_na_note() "; host driver and network are one"
 	print "  stage because no stock event marks a capsule leaving or reaching the host by its command id)"
 	for (w = 1; w <= 2; w++) {
 		ww = w == 1 ? "base" : "load"
