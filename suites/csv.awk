@@ -31,3 +31,8 @@ function hb(b) {
 	if (b >= 1024 && b % 1024 == 0) return b / 1024 " KiB"
 	return b " B"
 }
+
+# The ioengine column names the ernic engine by its path ("external:./build/ernic-fio.so"); reports and the gate
+# call it "ernic", and every other engine by its own name.
+function ernic_engine(e) { return e ~ /ernic-fio\.so$/ }
+function engine_name(e) { return ernic_engine(e) ? "ernic" : e }
