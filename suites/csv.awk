@@ -36,3 +36,14 @@ function hb(b) {
 # call it "ernic", and every other engine by its own name.
 function ernic_engine(e) { return e ~ /ernic-fio\.so$/ }
 function engine_name(e) { return ernic_engine(e) ? "ernic" : e }
+
+# median(a, n): the median of a[1..n], which it leaves as it was (it sorts a copy: n is a handful of rows).
+function median(a, n,   i, j, t, s) {
+	for (i = 1; i <= n; i++) s[i] = a[i]
+	for (i = 2; i <= n; i++) {
+		t = s[i]
+		for (j = i - 1; j >= 1 && s[j] > t; j--) s[j + 1] = s[j]
+		s[j + 1] = t
+	}
+	return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
+}
