@@ -1,8 +1,8 @@
 # suites/lad/fabric-table.awk - seeds/002's table and seeds/004's split for one target, from the lines
 # "base|load cmd NS..." and "base|load summary target_records=N joined=M" of fabric-join.awk. Needs stages.awk
-# and table.awk loaded first; the -v variables are set by suites/lad/fabric-report. With -v cmp=FILE, each stage's means also go
-# to FILE as one tab-separated line (target, transport, stage number, base, load, commands at each depth) for
-# suites/lad/fabric-compare.awk.
+# and table.awk loaded first; the -v variables are set by suites/lad/fabric-report. With -v cmp=FILE, each
+# stage's means also go to FILE as one tab-separated line (target, transport, stage number, base, load, commands
+# at each depth) for suites/lad/fabric-compare.awk.
 BEGIN { lad_stages_init() }
 $2 == "cmd" { n[$1]++; for (i = 1; i <= LAD_NSTAGE; i++) sum[$1, i] += $(i + 2); next }
 $2 == "summary" {
