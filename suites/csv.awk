@@ -47,3 +47,9 @@ function median(a, n,   i, j, t, s) {
 	}
 	return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
 }
+
+# median_abs_dev(a, n, med): the median absolute deviation of a[1..n] from med, their median.
+function median_abs_dev(a, n, med,   i, d) {
+	for (i = 1; i <= n; i++) d[i] = a[i] > med ? a[i] - med : med - a[i]
+	return median(d, n)
+}
