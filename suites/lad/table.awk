@@ -3,8 +3,10 @@
 # the LAD of a stage, the rule that a baseline under `min` microseconds has none ("n/a"), the row layout, the
 # "largest LAD" line, and the CSV row of results/lad.csv. Callers set -v min (LAD_MIN_BASE_US in csv.sh).
 
-# lad_of(b, l): LAD = loaded / baseline to 2 places, or "n/a" when the baseline is too small for a ratio.
-function lad_of(b, l) { return b >= min ? sprintf("%.2f", l / b) : "n/a" }
+# lad_has(b): a stage whose baseline is b microseconds has a LAD (its baseline is not too small for a ratio).
+function lad_has(b) { return b >= min }
+# lad_of(b, l): LAD = loaded / baseline to 2 places, or "n/a".
+function lad_of(b, l) { return lad_has(b) ? sprintf("%.2f", l / b) : "n/a" }
 
 # lad_table_head(): the header row; it starts a table, so the largest LAD and the n/a count start afresh.
 function lad_table_head() {
@@ -26,7 +28,7 @@ function lad_table_row(label, b, l, judged,    lad) {
 # The largest LAD among the stages judged since lad_best_reset(): lad_largest() is "LABEL, LAD" or "n/a".
 function lad_best_reset() { LAD_BEST = ""; LAD_BESTV = 0; LAD_NA = 0 }
 function lad_judge(label, b, l) {
-	if (b >= min && (LAD_BEST == "" || l / b > LAD_BESTV)) {
+	if (lad_has(b) && (LAD_BEST == "" || l / b > LAD_BESTV)) {
 		LAD_BEST = label; LAD_BESTV = l / b
 	}
 }
@@ -39,6 +41,6 @@ function lad_na_note() { return "(n/a: a stage under " min " us at the baseline 
 # "lad" line); lad is empty where the table says n/a.
 function lad_csv_row(file, ts, commit, host, key, b, l, target, transport) {
 	printf "%s,%s,%s,%s,%.3f,%.3f,%s,%s,%s\n", lad_csv_q(ts), lad_csv_q(commit), lad_csv_q(host), lad_csv_q(key), b, l,
-		(b >= min ? sprintf("%.3f", l / b) : ""), lad_csv_q(target), lad_csv_q(transport) >> file
+		(lad_has(b) ? sprintf("%.3f", l / b) : ""), lad_csv_q(target), lad_csv_q(transport) >> file
 }
 function lad_csv_q(s) { gsub(/"/, "\"\"", s); return "\"" s "\"" }
