@@ -9,8 +9,11 @@
 #              records any d fits, the range [A, B] of those d, and the most any d more than AGAP ns from that
 #              range fits (an alias: a command id that came back, met by a hint that far off)
 #   shift      the target's file with its times moved onto the host clock: ernicd's trace lines, or nvmet's
-#              tracefs lines (nvmet events and the block events of backing_dev only, inside the host trace's
-#              span [span_first, span_last] ns)
+#              tracefs lines (nvmet events and the block events of backing_dev only, inside one of the rounds of
+#              host_file, which is read first)
+#
+# A target record belongs to the run when it falls inside one of the host file's rounds (tracefs.awk:
+# lad_round_line): the target's file spans every round of both depths, which alternate.
 #
 # The target's clock is modelled as host + off(h), off(h) = off0 + rate * (h - h0): the probes give off0, rate
 # and h0 (intervals: the estimate; shift: the estimate plus the chosen d).
@@ -45,7 +48,7 @@ function target_record(key, rx, q,    hrx, hq, i, lo, hi) {
 	hrx = tohost(rx)
 	hq = tohost(q)
 	# Another run's record: the target's file spans all of them.
-	if (hrx < t_first - win || hrx > t_last + win)
+	if (!lad_round_of(hrx, win))
 		return
 	nrec++
 	for (i = after(key, hrx + win) - 1; i >= 1; i--) {
@@ -66,9 +69,8 @@ function target_record(key, rx, q,    hrx, hq, i, lo, hi) {
 
 pass == "intervals" && FILENAME == ARGV[1] {
 	t = ns($1)
-	if (t_first == "")
-		t_first = t
-	t_last = t
+	if (lad_round_line(t))
+		next
 	if ($2 == "nvme_setup_cmd:") {
 		qid = field("qid")
 		if (qid == "" || qid == 0)
@@ -135,6 +137,11 @@ pass == "sweep" {
 	next
 }
 
+pass == "shift" && FILENAME == host_file {
+	lad_round_line(ns($1))
+	next
+}
+
 pass == "shift" && /^#/ {
 	print
 	next
@@ -152,7 +159,7 @@ pass == "shift" && ($2 ~ /^nvmet_req_(init|complete):$/ ||
 		    ($2 ~ /^block_(bio_queue|rq_complete):$/ && $3 == backing_dev)) {
 	h = tohost(ns($1))
 	# The run's own: tracefs on the target spans every run, and the join counts each nvmet_req_init it sees.
-	if (h < span_first || h > span_last)
+	if (!lad_round_of(h, 0))
 		next
 	$1 = sprintf("%.6f", h / 1000000000)
 	print

@@ -1,6 +1,6 @@
-# suites/lad/fabric-join.awk - join one run's host tracefs events and the target's records, command by command:
+# suites/lad/fabric-join.awk - join one depth's host tracefs events and the target's records, command by command:
 # host requests by (sector, time order), NVMe commands by (qid, cid, time order), the target's records by
-# (qid, cid) inside the host command's lifetime, those outside the host trace's time span being another run's.
+# (qid, cid) inside the host command's lifetime, those outside every round's time span being another run's.
 # Needs stages.awk and tracefs.awk loaded first.
 #
 #   awk -v host_major=259 -v backing_dev=252:0 -v lba_bytes=4096 \
@@ -8,8 +8,9 @@
 #
 # host_major: the major of the host's namespace block devices (head and hidden paths);
 # backing_dev set: the kernel target (nvmet events and its backing device's block events in qdN.host);
-# otherwise qdN.target holds ernicd's --trace lines. Prints one line per joined command, "cmd" and the stage
-# times in ns in lad_key order, then "summary target_records=N joined=M".
+# otherwise qdN.target holds ernicd's --trace lines. Prints one line per joined command, "cmd", its round
+# (tracefs.awk: lad_round_line) and the stage times in ns in lad_key order, then "summary target_records=N
+# joined=M rounds=R".
 
 # The start sector of a block event ("... SECTOR + NR ...").
 function sector(    i) {
@@ -43,9 +44,8 @@ FILENAME != ARGV[1] {
 	ev = $2
 	sub(/:$/, "", ev)
 	t = ns($1)
-	if (t_first == "")
-		t_first = t
-	t_last = t
+	if (lad_round_line(t))
+		next
 }
 
 ev == "block_bio_queue" || ev == "block_rq_issue" || ev == "block_rq_complete" {
@@ -83,6 +83,7 @@ ev == "nvme_setup_cmd" {
 	open[key] = k
 	by_key[key] = by_key[key] " " k
 	c_setup[k] = t
+	c_round[k] = LAD_ROUND
 	c_sector[k] = field("slba") * spl
 	if (c_sector[k] in last_q)
 		c_qt[k] = last_q[c_sector[k]]
@@ -137,7 +138,7 @@ function emit(k, trx, tss, tsd, tq,    b, i, line) {
 	b["tq"] = tq
 	if (!lad_complete(b))
 		return 0
-	line = "cmd"
+	line = "cmd " c_round[k]
 	for (i = 1; i <= LAD_NSTAGE; i++)
 		line = line " " sprintf("%.0f", lad_stage(b, i))
 	print line
@@ -149,13 +150,13 @@ END {
 	if (backing != "") {
 		for (x = 1; x <= nt; x++)
 			joined += emit(t_host[x], t_rx[x], t_ss[x], t_sd[x], t_q[x])
-		print "summary target_records=" nt " joined=" joined
+		print "summary target_records=" nt " joined=" joined " rounds=" LAD_NROUND
 		exit
 	}
 	nin = 0
 	for (r = 1; r <= nrec; r++) {
-		# Another run's record (the target's file spans several runs).
-		if (r_rx[r] < t_first || r_rx[r] > t_last)
+		# Another run's record (the target's file spans every run of both depths).
+		if (!lad_round_of(r_rx[r], 0))
 			continue
 		nin++
 		# The host command with this (qid, cid) in flight when the capsule arrived.
@@ -168,5 +169,5 @@ END {
 			}
 		joined += emit(k, r_rx[r], r_ss[r], r_sd[r], r_q[r])
 	}
-	print "summary target_records=" nin " joined=" joined
+	print "summary target_records=" nin " joined=" joined " rounds=" LAD_NROUND
 }

@@ -21,3 +21,34 @@ function field(key,    s) {
 	s = word(key)
 	return match(s, /^[0-9]+/) ? substr(s, 1, RLENGTH) : ""
 }
+
+# Rounds. fabric-collect runs each depth in rounds, the depths alternating, and writes "ernic_lad_round=R" through
+# trace_marker as a round starts: a qdN.host holds that depth's rounds one after the other, with the other depth's
+# rounds in the gaps between them. A file without the marks (one run) is round 1 from its first event.
+# lad_round_line(t): called with every host line's time, in file order; keeps each round's span (LAD_ROUND_FIRST[R],
+# LAD_ROUND_LAST[R], ns), LAD_ROUND (the line's round) and LAD_NROUND; returns 1 if the line is a round's mark.
+function lad_round_line(t,    r) {
+	if ($2 == "tracing_mark_write:" && $3 ~ /^ernic_lad_round=[1-9][0-9]*$/) {
+		r = substr($3, 17) + 0
+		LAD_ROUND = r
+		LAD_ROUND_FIRST[r] = LAD_ROUND_LAST[r] = t
+		if (r > LAD_NROUND)
+			LAD_NROUND = r
+		return 1
+	}
+	if (LAD_ROUND == "") {
+		LAD_ROUND = LAD_NROUND = 1
+		LAD_ROUND_FIRST[1] = t
+	}
+	LAD_ROUND_LAST[LAD_ROUND] = t
+	return 0
+}
+
+# lad_round_of(t, slack): the round whose span, widened by slack ns each way, holds time t; 0 if none does (the
+# other depth's runs, or before and after them all).
+function lad_round_of(t, slack,    r) {
+	for (r = 1; r <= LAD_NROUND; r++)
+		if ((r in LAD_ROUND_FIRST) && t >= LAD_ROUND_FIRST[r] - slack && t <= LAD_ROUND_LAST[r] + slack)
+			return r
+	return 0
+}
