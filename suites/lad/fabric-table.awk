@@ -21,7 +21,7 @@ $2 == "summary" {
 }
 # pick(w): the median round of depth w (see above) into shown[w]; its rounds' end-to-end means, in round order,
 # into e2e_list[w]; 0 when no round joined a command.
-function pick(w,    r, m, i, j, e, x, order) {
+function pick(w,    r, m, i, e, order) {
 	m = 0
 	e2e_list[w] = ""
 	for (r = 1; r <= rounds[w]; r++) {
@@ -29,7 +29,7 @@ function pick(w,    r, m, i, j, e, x, order) {
 			e2e_list[w] = e2e_list[w] (r > 1 ? ", " : "") "-"
 			continue
 		}
-		e[r] = sum[w, r, 5] / n[w, r]
+		e[r] = sum[w, r, LAD_NSTAGE] / n[w, r] # end to end, the last stage
 		e2e_list[w] = e2e_list[w] (r > 1 ? ", " : "") sprintf("%.2f", e[r] / 1000)
 		# Insertion into order[1..m], by end-to-end mean.
 		for (i = ++m; i > 1 && e[order[i - 1]] > e[r]; i--)
