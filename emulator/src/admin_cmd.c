@@ -14,7 +14,9 @@
 
 #define ERNIC_VID 0x1DD8
 #define ERNIC_FIRMWARE "1.0"
-#define ERNIC_TEMP_KELVIN 313 /* reported composite temperature, 40 C */
+#define ERNIC_TEMP_KELVIN 313	 /* reported composite temperature, 40 C */
+#define ERNIC_WCTEMP_KELVIN 343 /* warning composite temperature threshold, 70 C */
+#define ERNIC_CCTEMP_KELVIN 358 /* critical composite temperature threshold, 85 C */
 
 void ernic_copy_padded(char *dst, size_t len, const char *src)
 {
@@ -40,6 +42,16 @@ uint16_t ernic_req_send_data(struct ernic_req *req, const void *src, uint32_t le
 static struct ernic_ns *find_ns(struct ernic_target *tgt, uint32_t nsid)
 {
 	return ernic_target_ns(tgt, nsid);
+}
+
+/*
+ * A valid NSID is 1..NN (Base 2.0 3.2.1); with no namespace attached it is
+ * inactive, and Identify of it returns a zero-filled page rather than
+ * Invalid Namespace or Format, which is for NSIDs outside that range.
+ */
+static bool nsid_valid(uint32_t nsid)
+{
+	return nsid >= 1 && nsid <= ERNIC_MAX_NS;
 }
 
 /* ---------------------------------------------------------------- Identify */
@@ -85,14 +97,15 @@ static void identify_ctrlr(const struct ernic_ctrlr *ctrlr, const struct ernic_s
 	id->lpa |= NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_SUPPORTED_LOGS;
 	id->acl = 3;
 	id->frmw = (1 << 1) | 1; /* one slot, read-only */
-	id->wctemp = 343;
-	id->cctemp = 358;
+	id->wctemp = ERNIC_WCTEMP_KELVIN;
+	id->cctemp = ERNIC_CCTEMP_KELVIN;
 	/*
-	 * NN is the highest NSID a host may ever see: a host forgets namespaces
-	 * above it. A subsystem of a set gains namespaces at run time, so it
-	 * reports every slot; a target on its own the ones it has.
+	 * NN is the highest valid NSID, whether or not a namespace is attached
+	 * there now (Base 2.0 3.2.1): a host forgets namespaces above it, and
+	 * any target gains namespaces at run time (ernic_target_add_ns_at()),
+	 * so every slot is valid.
 	 */
-	id->nn = tgt->nvmf ? ERNIC_MAX_NS : tgt->nr_ns;
+	id->nn = ERNIC_MAX_NS;
 	/*
 	 * ANA reporting (Base 8.1.1), as Linux nvmet: several ports and
 	 * controllers may reach the subsystem, so a host builds one multipath
@@ -175,9 +188,10 @@ static uint16_t admin_identify(struct ernic_req *req)
 		break;
 	case NVME_ID_CNS_NS:
 		ns = find_ns(tgt, nsid);
-		if (!ns)
+		if (ns)
+			identify_ns(ns, (struct nvme_id_ns *)page);
+		else if (!nsid_valid(nsid))
 			return NVME_SC_INVALID_NS;
-		identify_ns(ns, (struct nvme_id_ns *)page);
 		break;
 	case NVME_ID_CNS_NS_ACTIVE_LIST: {
 		uint32_t *list = (uint32_t *)page, n = 0;
@@ -206,7 +220,8 @@ static uint16_t admin_identify(struct ernic_req *req)
 	case NVME_ID_CNS_CS_NS:
 		if (NVME_IDENTIFY_CSI(req->sqe.cdw11) != NVME_CSI_NVM)
 			return NVME_SC_INVALID_FIELD;
-		if (!find_ns(tgt, nsid))
+		/* All zero for NVM namespaces, active or inactive. */
+		if (!nsid_valid(nsid))
 			return NVME_SC_INVALID_NS;
 		break;
 	default:
@@ -245,21 +260,42 @@ static void smart_log(struct ernic_ctrlr *ctrlr, struct nvme_smart_log *log)
 	put_u128(log->power_on_hours, (ernic_now_ns() - ctrlr->tgt->power_on_ns) / 3600000000000ull);
 	put_u128(log->num_err_log_entries, ctrlr->err_count);
 	log->temp_sensor[0] = ERNIC_TEMP_KELVIN;
+	/* The composite and sensor 1 read the same: beyond a threshold a host set, say so. */
+	pthread_mutex_lock(&ctrlr->lock);
+	for (uint32_t t = 0; t <= ERNIC_TEMP_SENSORS; t++)
+		if (ERNIC_TEMP_KELVIN > ctrlr->temp_thresh[t][0] || ERNIC_TEMP_KELVIN < ctrlr->temp_thresh[t][1])
+			log->critical_warning |= NVME_SMART_CRIT_TEMPERATURE;
+	pthread_mutex_unlock(&ctrlr->lock);
+}
+
+/*
+ * The window a Get Log Page asks for (Base 2.0 5.16): NUMDU:NUMDL + 1 dwords
+ * (up to 2^32, so counted in 64 bits) from LPO, which must be dword aligned
+ * and inside the page, and no more than MDTS. A log whose read has side
+ * effects checks it before building, so a command that fails clears nothing.
+ */
+static uint16_t log_page_window(const struct ernic_req *req, size_t size, uint64_t *lpo, uint64_t *len)
+{
+	uint64_t numd = ((uint64_t)(req->sqe.cdw10 >> 16) | (uint64_t)(req->sqe.cdw11 & 0xFFFF) << 16) + 1;
+
+	*lpo = (uint64_t)req->sqe.cdw12 | (uint64_t)req->sqe.cdw13 << 32;
+	*len = numd * 4;
+	if ((*lpo & 3) || *lpo > size)
+		return NVME_SC_INVALID_FIELD;
+	if (*len > req->sq->tgt->max_xfer)
+		return NVME_SC_INVALID_FIELD;
+	return NVME_SC_SUCCESS;
 }
 
 uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t size)
 {
-	uint32_t numd = ((req->sqe.cdw10 >> 16) | ((req->sqe.cdw11 & 0xFFFF) << 16)) + 1;
-	uint64_t lpo = (uint64_t)req->sqe.cdw12 | (uint64_t)req->sqe.cdw13 << 32;
-	uint64_t len = (uint64_t)numd * 4;
+	uint64_t lpo, len;
 	void *buf;
 	uint16_t status;
 
-	/* LPO must be dword aligned and inside the page (Base 5.16). */
-	if ((lpo & 3) || lpo > size)
-		return NVME_SC_INVALID_FIELD;
-	if (len > req->sq->tgt->max_xfer)
-		return NVME_SC_INVALID_FIELD;
+	status = log_page_window(req, size, &lpo, &len);
+	if (status)
+		return status;
 	status = ernic_req_map_data_atleast(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
 	if (status)
 		return status;
@@ -270,7 +306,11 @@ uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t
 	return NVME_SC_SUCCESS;
 }
 
-/* ANA (0Ch): built per controller, since the states depend on the port it came through (nvmf.c). */
+/*
+ * ANA (0Ch): built per controller, since the states depend on the port it
+ * came through (nvmf.c). Read with RAE clear, it unmasks the ANA Change
+ * notice.
+ */
 static uint16_t admin_ana_log(struct ernic_req *req)
 {
 	size_t size;
@@ -281,6 +321,8 @@ static uint16_t admin_ana_log(struct ernic_req *req)
 		return NVME_SC_INTERNAL;
 	status = ernic_req_send_log_page(req, page, size);
 	free(page);
+	if (!status)
+		ernic_ctrlr_aen_log_read(req, NVME_AEC_ANA_CHANGE);
 	return status;
 }
 
@@ -335,21 +377,29 @@ static uint16_t cmd_effects_log(const struct ernic_req *req, struct nvme_cmd_eff
 /*
  * Changed Namespace List: what ernic_target_ns_changed() gathered. Reading it
  * with RAE clear empties it and unmasks the Namespace Attribute Notice (Base
- * 2.0 5.2: an event type stays masked until its log page is read).
+ * 2.0 5.2: an event type stays masked until its log page is read); a read
+ * whose window is invalid (log_page_window()) does neither.
  */
-static void changed_ns_log(struct ernic_ctrlr *ctrlr, bool rae, struct nvme_changed_ns_log *log)
+static uint16_t changed_ns_log(struct ernic_req *req, struct nvme_changed_ns_log *log)
 {
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+	uint64_t lpo, len;
+	uint16_t status = log_page_window(req, sizeof(*log), &lpo, &len);
+
+	if (status)
+		return status;
 	pthread_mutex_lock(&ctrlr->lock);
 	if (ctrlr->changed_ns_overflow)
 		log->nsid[0] = NVME_CHANGED_NS_OVERFLOW;
 	else
 		memcpy(log->nsid, ctrlr->changed_ns, ctrlr->nr_changed_ns * sizeof(uint32_t));
-	if (!rae) {
+	if (!(req->sqe.cdw10 & NVME_LOG_RAE)) {
 		ctrlr->nr_changed_ns = 0;
 		ctrlr->changed_ns_overflow = false;
-		ctrlr->ns_attr_aen_masked = false;
 	}
 	pthread_mutex_unlock(&ctrlr->lock);
+	ernic_ctrlr_aen_log_read(req, NVME_CTRL_OAES_NS_ATTR);
+	return NVME_SC_SUCCESS;
 }
 
 static uint16_t admin_get_log_page(struct ernic_req *req)
@@ -357,7 +407,6 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 	uint16_t status;
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint8_t lid = (uint8_t)req->sqe.cdw10;
-	bool rae = req->sqe.cdw10 & (1u << 15);
 	_Alignas(8) uint8_t page[ERNIC_ERRLOG_ENTRIES * sizeof(struct nvme_error_log_entry) + 4096];
 	size_t size = 0;
 
@@ -394,7 +443,9 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 		break;
 	}
 	case NVME_LOG_CHANGED_NS:
-		changed_ns_log(ctrlr, rae, (struct nvme_changed_ns_log *)page);
+		status = changed_ns_log(req, (struct nvme_changed_ns_log *)page);
+		if (status)
+			return status;
 		size = sizeof(struct nvme_changed_ns_log);
 		break;
 	case NVME_LOG_ANA:
@@ -425,28 +476,35 @@ static uint16_t feat_set_num_queues(struct ernic_req *req, uint32_t cdw11)
 	return NVME_SC_SUCCESS;
 }
 
-static uint32_t feat_get_num_queues(const struct ernic_ctrlr *ctrlr, bool current)
+static uint16_t feat_get_num_queues(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
+	const struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint32_t n = current ? ctrlr->nr_io_queues : ctrlr->tgt->cfg.queues;
 
-	return (n - 1) | (n - 1) << 16;
+	*dw0 = (n - 1) | (n - 1) << 16;
+	return NVME_SC_SUCCESS;
 }
 
 uint16_t ernic_feat_set_kato(struct ernic_req *req, uint32_t cdw11)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 
+	/* Under the lock ernic_ctrlr_keep_alive() restarts the timer under. */
+	pthread_mutex_lock(&ctrlr->lock);
 	ctrlr->kato_ms = cdw11;
-	if (cdw11)
-		ernic_ctrlr_keep_alive(ctrlr);
-	else
-		atomic_store(&ctrlr->ka_deadline_ns, 0);
+	atomic_store(&ctrlr->ka_deadline_ns, cdw11 ? ernic_now_ns() + (uint64_t)cdw11 * 1000000ull : 0);
+	pthread_mutex_unlock(&ctrlr->lock);
 	return NVME_SC_SUCCESS;
 }
 
-uint32_t ernic_feat_get_kato(const struct ernic_ctrlr *ctrlr, bool current)
+uint16_t ernic_feat_get_kato(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
-	return current ? ctrlr->kato_ms : 0;
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	*dw0 = current ? ctrlr->kato_ms : 0;
+	pthread_mutex_unlock(&ctrlr->lock);
+	return NVME_SC_SUCCESS;
 }
 
 uint16_t ernic_feat_set_async_event(struct ernic_req *req, uint32_t cdw11)
@@ -460,9 +518,12 @@ uint16_t ernic_feat_set_async_event(struct ernic_req *req, uint32_t cdw11)
 	return NVME_SC_SUCCESS;
 }
 
-uint32_t ernic_feat_get_async_event(const struct ernic_ctrlr *ctrlr, bool current)
+uint16_t ernic_feat_get_async_event(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
-	return current ? ctrlr->aec : 0;
+	const struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	*dw0 = current ? ctrlr->aec : 0;
+	return NVME_SC_SUCCESS;
 }
 
 static uint16_t feat_set_vwc(struct ernic_req *req, uint32_t cdw11)
@@ -471,9 +532,12 @@ static uint16_t feat_set_vwc(struct ernic_req *req, uint32_t cdw11)
 	return NVME_SC_SUCCESS;
 }
 
-static uint32_t feat_get_vwc(const struct ernic_ctrlr *ctrlr, bool current)
+static uint16_t feat_get_vwc(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
-	return current ? ctrlr->vwc : 1;
+	const struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	*dw0 = current ? ctrlr->vwc : 1;
+	return NVME_SC_SUCCESS;
 }
 
 static uint16_t feat_set_arbitration(struct ernic_req *req, uint32_t cdw11)
@@ -482,9 +546,12 @@ static uint16_t feat_set_arbitration(struct ernic_req *req, uint32_t cdw11)
 	return NVME_SC_SUCCESS;
 }
 
-static uint32_t feat_get_arbitration(const struct ernic_ctrlr *ctrlr, bool current)
+static uint16_t feat_get_arbitration(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
-	return current ? ctrlr->arbitration : 0;
+	const struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	*dw0 = current ? ctrlr->arbitration : 0;
+	return NVME_SC_SUCCESS;
 }
 
 /* One power state, PS0: the only one a host may select. */
@@ -494,22 +561,67 @@ static uint16_t feat_set_power_mgmt(struct ernic_req *req, uint32_t cdw11)
 	return (cdw11 & 0x1F) == 0 ? NVME_SC_SUCCESS : NVME_SC_INVALID_FIELD;
 }
 
-static uint32_t feat_get_power_mgmt(const struct ernic_ctrlr *ctrlr, bool current)
+static uint16_t feat_get_power_mgmt(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
-	(void)ctrlr;
+	(void)req;
 	(void)current;
-	return 0;
+	*dw0 = 0;
+	return NVME_SC_SUCCESS;
+}
+
+/*
+ * Temperature Threshold (Base 2.0 5.27.1.3): one over and one under threshold
+ * for each sensor the SMART log reports, the composite (TMPSEL 0) and sensor 1,
+ * chosen by TMPSEL (CDW11 19:16) and THSEL (21:20); Set with TMPSEL Fh sets
+ * every sensor. A sensor not implemented, or THSEL 2 or 3, is Invalid Field.
+ */
+#define TEMP_TMPSEL(cdw11) (((cdw11) >> 16) & 0xF)
+#define TEMP_THSEL(cdw11) (((cdw11) >> 20) & 0x3)
+#define TEMP_TMPSEL_ALL 0xF
+
+/* Over: WCTEMP for the composite, FFFFh (none) for a sensor; under: 0 (none). */
+static uint16_t temp_thresh_default(uint32_t tmpsel, uint32_t thsel)
+{
+	if (thsel)
+		return 0;
+	return tmpsel ? 0xFFFF : ERNIC_WCTEMP_KELVIN;
+}
+
+void ernic_feat_init(struct ernic_ctrlr *ctrlr)
+{
+	for (uint32_t t = 0; t <= ERNIC_TEMP_SENSORS; t++)
+		for (uint32_t th = 0; th < 2; th++)
+			ctrlr->temp_thresh[t][th] = temp_thresh_default(t, th);
 }
 
 static uint16_t feat_set_temp_thresh(struct ernic_req *req, uint32_t cdw11)
 {
-	req->sq->ctrlr->temp_thresh = cdw11;
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+	uint32_t tmpsel = TEMP_TMPSEL(cdw11), thsel = TEMP_THSEL(cdw11);
+
+	if (thsel > 1 || (tmpsel > ERNIC_TEMP_SENSORS && tmpsel != TEMP_TMPSEL_ALL))
+		return NVME_SC_INVALID_FIELD;
+	pthread_mutex_lock(&ctrlr->lock);
+	for (uint32_t t = 0; t <= ERNIC_TEMP_SENSORS; t++)
+		if (t == tmpsel || tmpsel == TEMP_TMPSEL_ALL)
+			ctrlr->temp_thresh[t][thsel] = (uint16_t)cdw11;
+	pthread_mutex_unlock(&ctrlr->lock);
 	return NVME_SC_SUCCESS;
 }
 
-static uint32_t feat_get_temp_thresh(const struct ernic_ctrlr *ctrlr, bool current)
+static uint16_t feat_get_temp_thresh(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
-	return current ? ctrlr->temp_thresh : 0;
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+	uint32_t cdw11 = req->sqe.cdw11, tmpsel = TEMP_TMPSEL(cdw11), thsel = TEMP_THSEL(cdw11);
+	uint16_t t;
+
+	if (thsel > 1 || tmpsel > ERNIC_TEMP_SENSORS)
+		return NVME_SC_INVALID_FIELD;
+	pthread_mutex_lock(&ctrlr->lock);
+	t = current ? ctrlr->temp_thresh[tmpsel][thsel] : temp_thresh_default(tmpsel, thsel);
+	pthread_mutex_unlock(&ctrlr->lock);
+	*dw0 = t | tmpsel << 16 | thsel << 20;
+	return NVME_SC_SUCCESS;
 }
 
 static uint16_t feat_set_err_recovery(struct ernic_req *req, uint32_t cdw11)
@@ -518,9 +630,12 @@ static uint16_t feat_set_err_recovery(struct ernic_req *req, uint32_t cdw11)
 	return NVME_SC_SUCCESS;
 }
 
-static uint32_t feat_get_err_recovery(const struct ernic_ctrlr *ctrlr, bool current)
+static uint16_t feat_get_err_recovery(const struct ernic_req *req, bool current, uint32_t *dw0)
 {
-	return current ? ctrlr->err_recovery : 0;
+	const struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	*dw0 = current ? ctrlr->err_recovery : 0;
+	return NVME_SC_SUCCESS;
 }
 
 static const struct ernic_feature admin_features[] = {
@@ -556,8 +671,9 @@ uint16_t ernic_set_features(struct ernic_req *req, const struct ernic_feature *f
 
 uint16_t ernic_get_features(struct ernic_req *req, const struct ernic_feature *feats, size_t n)
 {
-	uint32_t sel = (req->sqe.cdw10 >> 8) & 7;
+	uint32_t sel = (req->sqe.cdw10 >> 8) & 7, dw0;
 	const struct ernic_feature *f;
+	uint16_t status;
 
 	if (sel > NVME_FEAT_SEL_SUPPORTED)
 		return NVME_SC_INVALID_FIELD;
@@ -565,11 +681,14 @@ uint16_t ernic_get_features(struct ernic_req *req, const struct ernic_feature *f
 	if (!f)
 		return NVME_SC_INVALID_FIELD;
 	/* Capabilities: changeable, not saveable, not per-namespace (Base Figure 328). */
-	if (sel == NVME_FEAT_SEL_SUPPORTED)
+	if (sel == NVME_FEAT_SEL_SUPPORTED) {
 		req->cqe.dw0 = 1u << 2;
-	else
-		req->cqe.dw0 = f->get(req->sq->ctrlr, sel == NVME_FEAT_SEL_CURRENT);
-	return NVME_SC_SUCCESS;
+		return NVME_SC_SUCCESS;
+	}
+	status = f->get(req, sel == NVME_FEAT_SEL_CURRENT, &dw0);
+	if (!status)
+		req->cqe.dw0 = dw0;
+	return status;
 }
 
 /* ------------------------------------------------- Keep Alive and AER */

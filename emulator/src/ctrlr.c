@@ -510,6 +510,31 @@ bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostn
 	return false;
 }
 
+/*
+ * Whether to send a notice of the event type @aec_bit (its Asynchronous Event
+ * Configuration bit): only if the host asked for them, and one until the host
+ * reads its log page with RAE clear (Base 2.0 5.2: the type stays masked till
+ * then), as Linux nvmet's aen_masked. Called with ctrlr->lock held.
+ */
+static bool ctrlr_aen_unmask_locked(struct ernic_ctrlr *ctrlr, uint32_t aec_bit)
+{
+	if (!(ctrlr->aec & aec_bit) || (ctrlr->aen_masked & aec_bit))
+		return false;
+	ctrlr->aen_masked |= aec_bit;
+	return true;
+}
+
+void ernic_ctrlr_aen_log_read(struct ernic_req *req, uint32_t aec_bit)
+{
+	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
+
+	if (req->sqe.cdw10 & NVME_LOG_RAE)
+		return;
+	pthread_mutex_lock(&ctrlr->lock);
+	ctrlr->aen_masked &= ~aec_bit;
+	pthread_mutex_unlock(&ctrlr->lock);
+}
+
 void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 {
 	pthread_mutex_lock(&tgt->lock);
@@ -530,10 +555,7 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 			else if (!seen)
 				ctrlr->changed_ns[ctrlr->nr_changed_ns++] = nsid;
 		}
-		/* One notice until the host reads the log (Base 2.0 5.2), and only if it asked for them. */
-		queue = (ctrlr->aec & NVME_CTRL_OAES_NS_ATTR) && !ctrlr->ns_attr_aen_masked;
-		if (queue)
-			ctrlr->ns_attr_aen_masked = true;
+		queue = ctrlr_aen_unmask_locked(ctrlr, NVME_CTRL_OAES_NS_ATTR);
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (queue)
 			ernic_ctrlr_add_aen(ctrlr, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
@@ -553,7 +575,7 @@ void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *po
 		if (!ctrlr || (port && ctrlr->port != port))
 			continue;
 		pthread_mutex_lock(&ctrlr->lock);
-		enabled = ctrlr->aec & aec_bit;
+		enabled = ctrlr_aen_unmask_locked(ctrlr, aec_bit);
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (enabled)
 			ernic_ctrlr_add_aen(ctrlr, aer_dw0);
@@ -654,6 +676,7 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	ctrlr->cap = (uint64_t)(tgt->cfg.queue_size - 1) | NVME_CAP_CQR | (15ull << NVME_CAP_TO_SHIFT) |
 		     NVME_CAP_CSS_NVM;
 	ctrlr->vs = NVME_VS(1, 3, 0);
+	ernic_feat_init(ctrlr);
 	/*
 	 * A discovery controller nobody keeps alive would hold its slot for
 	 * ever: it gets a keep-alive of its own when the host asks for none,
@@ -838,10 +861,17 @@ void ernic_sq_detach(struct ernic_sq *sq)
 		ctrlr_free(ctrlr);
 }
 
+/*
+ * Under ctrlr->lock, as Set Features KATO changes kato_ms and the deadline
+ * (ernic_feat_set_kato()): a check that saw traffic must not restart a timer
+ * the host has just turned off.
+ */
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr)
 {
+	pthread_mutex_lock(&ctrlr->lock);
 	if (ctrlr->kato_ms)
 		atomic_store(&ctrlr->ka_deadline_ns, ernic_now_ns() + (uint64_t)ctrlr->kato_ms * 1000000ull);
+	pthread_mutex_unlock(&ctrlr->lock);
 }
 
 void ernic_target_check_keep_alive(struct ernic_target *tgt)
@@ -1018,7 +1048,7 @@ uint16_t ernic_req_map_c2h_in_place(struct ernic_req *req, uint32_t len, const v
 	return req->sq->ops->map_c2h_in_place(req, len, src);
 }
 
-static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *req, uint16_t status)
+static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *req)
 {
 	struct nvme_error_log_entry *e;
 
@@ -1030,7 +1060,7 @@ static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *r
 	e->error_count = ++ctrlr->err_count;
 	e->sqid = req->sq->qid;
 	e->cmdid = req->sqe.cid;
-	e->status_field = (uint16_t)(status << 1) | NVME_CQE_STATUS_DNR; /* as the CQE's (Base Figure 205) */
+	e->status_field = req->cqe.status; /* the CQE's, DNR as ernic_req_set_status() chose it (Base Figure 205) */
 	e->parm_error_location = 0xFFFF;
 	e->nsid = req->sqe.nsid;
 	if (req->sq->qid && (req->sqe.opc == NVME_CMD_READ || req->sqe.opc == NVME_CMD_WRITE))
@@ -1059,7 +1089,7 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status)
 		req->cqe.status |= NVME_CQE_STATUS_DNR;
 	ernic_stat_add(&sq->stats.errors[NVME_CQE_STATUS(status)], 1);
 	if (sq->ctrlr)
-		ctrlr_log_error(sq->ctrlr, req, status);
+		ctrlr_log_error(sq->ctrlr, req);
 }
 
 /*

@@ -23,7 +23,8 @@ static uint16_t disc_identify(struct ernic_req *req)
 	snprintf(id.subnqn, sizeof(id.subnqn), "%s", NVMF_DISC_NQN);
 	id.cntrltype = NVME_CTRL_CNTRLTYPE_DISCOVERY;
 	id.maxcmd = ERNIC_ADMIN_QUEUE_SIZE;
-	id.mdts = 0;
+	/* The limit ernic_req_send_log_page() holds the discovery log to. */
+	id.mdts = (uint8_t)req->sq->tgt->cfg.mdts;
 	/* A set's log changes at run time: a persistent discovery controller may ask to hear of it. */
 	if (req->sq->tgt->nvmf)
 		id.oaes = NVME_CTRL_OAES_DISC_CHANGE;
@@ -95,6 +96,9 @@ static uint16_t disc_get_log_page(struct ernic_req *req)
 			return NVME_SC_INTERNAL;
 		status = ernic_req_send_log_page(req, log, size);
 		free(log);
+		/* Read without RAE, it unmasks the Discovery Log Page Change notice. */
+		if (!status)
+			ernic_ctrlr_aen_log_read(req, NVME_AEC_DISC_CHANGE);
 		return status;
 	}
 	disc_log_page_build(req->sq->ctrlr, &page.hdr, &page.entry);

@@ -494,12 +494,13 @@ void ernic_identify_ctrlr_common(const struct ernic_ctrlr *ctrlr, const struct e
  * struct ernic_feature - one Feature a controller type supports (Base 5.27.1)
  * @fid: Feature Identifier
  * @set: apply Set Features' CDW11; returns an NVMe status, may set CQE DW0
- * @get: the current value, or the default one when @current is false
+ * @get: the current value, or the default one when @current is false, into
+ *	  *@dw0; returns an NVMe status (a selector in CDW11 may be invalid)
  */
 struct ernic_feature {
 	uint8_t fid;
 	uint16_t (*set)(struct ernic_req *req, uint32_t cdw11);
-	uint32_t (*get)(const struct ernic_ctrlr *ctrlr, bool current);
+	uint16_t (*get)(const struct ernic_req *req, bool current, uint32_t *dw0);
 };
 
 /* Set or Get Features over a controller type's table; an unlisted FID is Invalid Field. */
@@ -507,9 +508,11 @@ uint16_t ernic_set_features(struct ernic_req *req, const struct ernic_feature *f
 uint16_t ernic_get_features(struct ernic_req *req, const struct ernic_feature *feats, size_t n);
 /* The Features a discovery controller has too (Fabrics 1.1 section 5.1). */
 uint16_t ernic_feat_set_kato(struct ernic_req *req, uint32_t cdw11);
-uint32_t ernic_feat_get_kato(const struct ernic_ctrlr *ctrlr, bool current);
+uint16_t ernic_feat_get_kato(const struct ernic_req *req, bool current, uint32_t *dw0);
 uint16_t ernic_feat_set_async_event(struct ernic_req *req, uint32_t cdw11);
-uint32_t ernic_feat_get_async_event(const struct ernic_ctrlr *ctrlr, bool current);
+uint16_t ernic_feat_get_async_event(const struct ernic_req *req, bool current, uint32_t *dw0);
+/* A new controller's Features at their defaults (those not zero). */
+void ernic_feat_init(struct ernic_ctrlr *ctrlr);
 /* Keep Alive, AER and Abort, alike on every controller type; any other opcode is Invalid Opcode. */
 uint16_t ernic_admin_exec_common(struct ernic_req *req, enum ernic_exec *held);
 
@@ -543,6 +546,7 @@ uint64_t ernic_now_ns(void);
 #define ERNIC_AERL 4	    /* outstanding AERs a controller holds (AERL + 1) */
 #define ERNIC_ERRLOG_ENTRIES 64 /* ELPE + 1 */
 #define ERNIC_MAX_AEN 16
+#define ERNIC_TEMP_SENSORS 1 /* beside the composite: the SMART log's Temperature Sensor 1 */
 
 /**
  * struct ernic_ctrlr - one host association (Fabrics 1.1 section 3.2):
@@ -578,7 +582,8 @@ struct ernic_ctrlr {
 	uint32_t vwc;
 	uint32_t err_recovery;
 	uint32_t arbitration;
-	uint32_t temp_thresh;
+	/* Temperature Threshold (Feature 04h), per TMPSEL (composite, sensor 1) and THSEL (over, under) */
+	uint16_t temp_thresh[ERNIC_TEMP_SENSORS + 1][2];
 
 	pthread_mutex_t lock; /* queues, AERs, error log; never on the I/O path */
 	struct ernic_sq *sqs[ERNIC_MAX_IO_QUEUES + 1];
@@ -591,7 +596,7 @@ struct ernic_ctrlr {
 	uint32_t changed_ns[NVME_CHANGED_NS_MAX];
 	uint32_t nr_changed_ns;
 	bool changed_ns_overflow;  /* more than NVME_CHANGED_NS_MAX: the log says FFFFFFFFh */
-	bool ns_attr_aen_masked;   /* a Namespace Attribute Notice was sent; the log was not read since */
+	uint32_t aen_masked;	   /* AEC bits of notices sent whose log was not read since (ctrlr_aen_unmask_locked()) */
 	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	uint64_t start_ns;
@@ -672,6 +677,8 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn);
 void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr);
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
+/* A Get Log Page of @aec_bit's log succeeded: without RAE, the next such event is notified again. */
+void ernic_ctrlr_aen_log_read(struct ernic_req *req, uint32_t aec_bit);
 /* Queue an asynchronous event; completes a held AER if there is one. */
 void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0);
 /* Shutdown or disable: CC.EN 1 -> 0 or CC.SHN set */

@@ -611,12 +611,13 @@ static int tcp_tx_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, b
 	bool ns_mem = treq->c2h_data != treq->buf;
 	int rc = 0;
 
-	for (uint32_t off = 0; off < treq->c2h_len && !rc; off += chunk) {
+	/* 64-bit: under MDTS 0 a transfer may end within a chunk of 4 GiB, where a 32-bit offset would wrap to 0. */
+	for (uint64_t off = 0; off < treq->c2h_len && !rc; off += chunk) {
 		struct nvme_tcp_data_pdu pdu = {
 			.hdr.type = NVME_TCP_C2H_DATA,
 			.cccid = treq->req.sqe.cid,
-			.datao = off,
-			.datal = MIN(chunk, treq->c2h_len - off),
+			.datao = (uint32_t)off,
+			.datal = (uint32_t)MIN(chunk, treq->c2h_len - off),
 		};
 
 		if (off + pdu.datal == treq->c2h_len)
@@ -1564,8 +1565,16 @@ static int tcp_recv_pdu(struct tcp_conn *conn)
 		/* Unknown, or a controller to host type. */
 		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(type));
 	}
-	if (ch->hlen != hlen)
+	if (ch->hlen != hlen) {
+		/* A malformed TermReq still ends the connection, unanswered like any TermReq. */
+		if (ch->type == NVME_TCP_H2C_TERM) {
+			ernic_log(&conn->port->log, TCP_LOG_TRANSPORT_ERROR,
+				  "peer %s qid %u: host terminated the connection with a TermReq of hlen %u", conn->peer,
+				  conn->qid, ch->hlen);
+			return -ECONNABORTED;
+		}
 		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(hlen));
+	}
 	rc = tcp_recv_full(conn, conn->hdr + sizeof(*ch), hlen - sizeof(*ch) + hd, false);
 	if (rc)
 		return rc;

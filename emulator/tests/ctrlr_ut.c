@@ -352,7 +352,7 @@ static uint16_t set_feat(struct stub_q *q, uint8_t fid, uint32_t cdw11, bool sav
 	return run(q, &sqe, 0, cqe);
 }
 
-static uint16_t get_feat(struct stub_q *q, uint8_t fid, uint32_t sel, uint32_t *dw0)
+static uint16_t get_feat_cdw11(struct stub_q *q, uint8_t fid, uint32_t sel, uint32_t cdw11, uint32_t *dw0)
 {
 	struct nvme_sqe sqe;
 	struct nvme_cqe cqe;
@@ -360,10 +360,16 @@ static uint16_t get_feat(struct stub_q *q, uint8_t fid, uint32_t sel, uint32_t *
 
 	sqe_init(&sqe, NVME_ADMIN_GET_FEATURES, 0x32);
 	sqe.cdw10 = fid | sel << 8;
+	sqe.cdw11 = cdw11;
 	st = run(q, &sqe, 0, &cqe);
 	if (dw0)
 		*dw0 = cqe.dw0;
 	return st;
+}
+
+static uint16_t get_feat(struct stub_q *q, uint8_t fid, uint32_t sel, uint32_t *dw0)
+{
+	return get_feat_cdw11(q, fid, sel, 0, dw0);
 }
 
 static uint16_t simple(struct stub_q *q, uint8_t opc, uint16_t cid)
@@ -885,7 +891,7 @@ static void test_identify_controller_fields(void)
 	CU_ASSERT(space_padded_nonempty(id->sn, sizeof(id->sn)));
 	CU_ASSERT(space_padded_nonempty(id->mn, sizeof(id->mn)));
 	CU_ASSERT(space_padded_nonempty(id->fr, sizeof(id->fr)));
-	CU_ASSERT_EQUAL(id->nn, 1);
+	CU_ASSERT_EQUAL(id->nn, ERNIC_MAX_NS);
 	CU_ASSERT_EQUAL(id->cntlid, fx.cntlid);
 	CU_ASSERT_EQUAL(id->cntrltype, NVME_CTRL_CNTRLTYPE_IO);
 	CU_ASSERT(id->ver >= NVME_VS(1, 3, 0));
@@ -915,17 +921,33 @@ static void test_identify_controller_mdts_follows_the_backend_string(void)
 	}
 }
 
-static void test_identify_controller_nn_counts_added_namespaces(void)
+static bool page_is_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * NN is every valid NSID, not the namespaces attached now: one attached at
+ * NSID 3 later is still within it, and NSID 2, valid with nothing attached,
+ * is inactive: Identify of it returns zeroes, not Invalid Namespace.
+ */
+static void test_identify_nn_covers_nsids_attached_later_and_inactive_ones_read_as_zeroes(void)
 {
 	struct ernic_backend_cfg cfg;
 	char err[ERNIC_ERRLEN];
 
 	fx_up();
 	cfg_small(&cfg);
-	CU_ASSERT_EQUAL(ernic_target_add_ns(fx.tgt, &cfg, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(ernic_target_add_ns(fx.tgt, &cfg, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(fx.tgt, 3, &cfg, NULL, NULL, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 0x11), NVME_SC_SUCCESS);
-	CU_ASSERT_EQUAL(((const struct nvme_id_ctrl *)fx.q[0]->buf)->nn, 3);
+	CU_ASSERT_EQUAL(((const struct nvme_id_ctrl *)fx.q[0]->buf)->nn, ERNIC_MAX_NS);
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_NS, 2, 0x12), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(page_is_zero(fx.q[0]->buf, 4096));
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_NS, 3, 0x13), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(((const struct nvme_id_ns *)fx.q[0]->buf)->nsze, (4ull << 20) / 4096);
 	fx_fini();
 }
 
@@ -1062,7 +1084,7 @@ static void test_identify_ns_id_descriptors_nguid_uuid_csi(void)
 static void test_identify_unknown_nsid_is_invalid_ns(void)
 {
 	fx_up();
-	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_NS, 2, 0x17), NVME_SC_INVALID_NS);
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_NS, ERNIC_MAX_NS + 1, 0x17), NVME_SC_INVALID_NS);
 	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_NS, 0, 0x18), NVME_SC_INVALID_NS);
 	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_NS_DESC_LIST, 9, 0x19), NVME_SC_INVALID_NS);
 	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_NS_ACTIVE_LIST, 0xFFFFFFFE, 0x1A), NVME_SC_INVALID_NS);
@@ -1105,7 +1127,9 @@ static void test_identify_command_set_specific_nvm_only(void)
 	/* Another command set (Zoned Namespace, 02h) is not offered */
 	CU_ASSERT_EQUAL(identify_csi(fx.q[0], 0x06, 0, 2), NVME_SC_INVALID_FIELD);
 	CU_ASSERT_EQUAL(identify_csi(fx.q[0], 0x05, 1, 2), NVME_SC_INVALID_FIELD);
-	CU_ASSERT_EQUAL(identify_csi(fx.q[0], 0x05, 2, 0), NVME_SC_INVALID_NS);
+	/* An inactive NSID reads as zeroes here too; one beyond NN is invalid. */
+	CU_ASSERT_EQUAL(identify_csi(fx.q[0], 0x05, 2, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(identify_csi(fx.q[0], 0x05, ERNIC_MAX_NS + 1, 0), NVME_SC_INVALID_NS);
 	fx_fini();
 }
 
@@ -1371,7 +1395,73 @@ static void test_get_log_page_with_offset(void)
 	fx_fini();
 }
 
+/* NUMDU:NUMDL = FFFFFFFFh asks for 2^32 dwords: far beyond MDTS, not a wrap to 0 bytes. */
+static void test_get_log_page_of_2_pow_32_dwords_is_invalid_field_not_empty(void)
+{
+	struct nvme_sqe sqe;
+
+	fx_up();
+	sqe_init(&sqe, NVME_ADMIN_GET_LOG_PAGE, 0x63);
+	sqe.nsid = 0xFFFFFFFF;
+	sqe.cdw10 = NVME_LOG_SMART | 0xFFFFu << 16;
+	sqe.cdw11 = 0xFFFF;
+	fx.q[0]->map_len = 0;
+	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 4096, NULL), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(fx.q[0]->map_len, 0);
+	fx_fini();
+}
+
 /* =============================================================== Features */
+
+/*
+ * Temperature Threshold keeps an over and an under threshold per sensor
+ * (TMPSEL: the composite, sensor 1; Fh sets all), chosen by THSEL. Linux's
+ * hwmon reads temp1_max and writes temp1_min through it: one must not
+ * overwrite the other, and the composite's over threshold starts at WCTEMP.
+ */
+static void test_temperature_threshold_is_kept_per_sensor_and_type_with_wctemp_default(void)
+{
+	uint32_t dw0 = 0, wctemp;
+	struct nvme_smart_log *log;
+
+	fx_up();
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 0x64), NVME_SC_SUCCESS);
+	wctemp = ((const struct nvme_id_ctrl *)fx.q[0]->buf)->wctemp;
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 0, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0 & 0xFFFF, wctemp);
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 1u << 16, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0 & 0xFFFF, 0xFFFF); /* sensor 1: no over threshold */
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 1u << 20, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0, 1u << 20); /* composite under: 0, THSEL echoed */
+
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 353, false, NULL), 0);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 273 | 1u << 20, false, NULL), 0);
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 0, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0 & 0xFFFF, 353);
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 1u << 20, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0 & 0xFFFF, 273);
+	/* The default selector still reads the default */
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_DEFAULT, 0, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0 & 0xFFFF, wctemp);
+	/* TMPSEL Fh sets every sensor's over threshold */
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 363 | 0xFu << 16, false, NULL), 0);
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 1u << 16, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0 & 0xFFFF, 363);
+	/* A sensor not implemented, or THSEL 2, is Invalid Field */
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 353 | 2u << 16, false, NULL), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 353 | 2u << 20, false, NULL), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 0xFu << 16, &dw0),
+			NVME_SC_INVALID_FIELD);
+
+	/* An over threshold below the temperature raises SMART's critical warning */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_SMART, 0xFFFFFFFF, 512, 0, false), NVME_SC_SUCCESS);
+	log = (struct nvme_smart_log *)fx.q[0]->buf;
+	CU_ASSERT_EQUAL(log->critical_warning & NVME_SMART_CRIT_TEMPERATURE, 0);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, (uint32_t)log->temperature - 1, false, NULL), 0);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_SMART, 0xFFFFFFFF, 512, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(log->critical_warning & NVME_SMART_CRIT_TEMPERATURE, NVME_SMART_CRIT_TEMPERATURE);
+	fx_fini();
+}
 
 static void test_set_features_num_queues_grants_min_and_reports_0s_based(void)
 {
@@ -1599,6 +1689,51 @@ static void test_keep_alive_off_with_kato_zero(void)
 	fx_fini();
 }
 
+/*
+ * Set Features KATO 0 while the keep-alive check runs: a check that saw the
+ * Set Features itself as traffic must not restart the timer the host has just
+ * turned off, or the controller would expire with keep-alive off.
+ */
+static _Atomic unsigned long ka_checks;
+static _Atomic bool ka_stop;
+
+static void *ka_checker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&ka_stop)) {
+		ernic_target_check_keep_alive_timers(fx.tgt);
+		atomic_fetch_add(&ka_checks, 1);
+	}
+	return NULL;
+}
+
+static void test_kato_zero_racing_the_keep_alive_check_leaves_no_deadline(void)
+{
+	struct ernic_ctrlr *c;
+	pthread_t th;
+	unsigned long live = 0;
+
+	fx_up();
+	c = fx.q[0]->sq.ctrlr;
+	atomic_store(&ka_stop, false);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, ka_checker, NULL), 0);
+	/* Unlocked, this left a deadline within a few thousand rounds in every run. */
+	for (int i = 0; i < 5000; i++) {
+		unsigned long seen;
+
+		CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 600000, false, NULL), 0);
+		CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 0, false, NULL), 0);
+		seen = atomic_load(&ka_checks);
+		while (atomic_load(&ka_checks) < seen + 2)
+			;
+		live += atomic_load(&c->ka_deadline_ns) != 0;
+	}
+	atomic_store(&ka_stop, true);
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(live, 0);
+	fx_fini();
+}
+
 /* ==================================================================== AER */
 
 static void test_aer_held_then_completed_by_ns_changed(void)
@@ -1651,6 +1786,21 @@ static void test_changed_ns_log_retained_with_rae(void)
 	CU_ASSERT_EQUAL(list[1], 1);
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(list[0], 0);
+	fx_fini();
+}
+
+/* A Get Log Page that fails (LPO past the page) reads nothing, so it clears nothing either. */
+static void test_changed_ns_list_survives_a_read_that_fails(void)
+{
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN];
+
+	fx_up();
+	cfg_small(&cfg);
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(fx.tgt, 2, &cfg, NULL, NULL, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 64, 8192, false), NVME_SC_INVALID_FIELD);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 64, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(((const uint32_t *)fx.q[0]->buf)[0], 2);
 	fx_fini();
 }
 
@@ -2046,6 +2196,24 @@ static void test_discovery_log_page_honours_the_offset_and_zero_fills(void)
 	fx_fini();
 }
 
+/* The discovery controller's MDTS is the limit its log reads are held to: up to it a read works, past it not. */
+static void test_discovery_controller_mdts_is_the_limit_of_its_log_reads(void)
+{
+	struct nvme_sqe sqe;
+	uint32_t max;
+
+	disc_up();
+	sqe_init(&sqe, NVME_ADMIN_IDENTIFY, 0x70);
+	sqe.cdw10 = NVME_ID_CNS_CTRL;
+	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 4096, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(((const struct nvme_id_ctrl *)fx.q[0]->buf)->mdts, 5);
+	max = ERNIC_PAGE_SIZE << 5;
+	CU_ASSERT_FATAL(max < STUB_BUF);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, max, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, max + 4, 0, false), NVME_SC_INVALID_FIELD);
+	fx_fini();
+}
+
 static void test_discovery_connect_ignores_allow_list(void)
 {
 	static const char *const allow[] = { HOSTNQN2, NULL };
@@ -2411,6 +2579,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_cmd_effects_log_of_another_command_set_is_invalid_log_page),
 	UT_CASE(test_changed_ns_list_of_more_than_1024_is_ffffffff_then_zeroes),
 	UT_CASE(test_changed_ns_list_is_kept_with_the_notice_disabled),
+	UT_CASE(test_changed_ns_list_survives_a_read_that_fails),
 	UT_CASE(test_ns_attr_notice_is_masked_until_the_log_is_read),
 	UT_CASE(test_queue_count_changes_are_honoured_on_reconnect),
 	UT_CASE(test_two_connects_get_different_cntlids),
@@ -2435,7 +2604,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_cc_en_1_to_0_clears_rdy), UT_CASE(test_property_set_read_only_property_is_invalid_field),
 	UT_CASE(test_admin_and_io_commands_before_cc_en_are_cmd_seq_error),
 	UT_CASE(test_unknown_fabrics_fctype_is_invalid_opcode), UT_CASE(test_identify_controller_fields),
-	UT_CASE(test_identify_controller_nn_counts_added_namespaces), UT_CASE(test_identify_namespace_4096),
+	UT_CASE(test_identify_nn_covers_nsids_attached_later_and_inactive_ones_read_as_zeroes),
+	UT_CASE(test_identify_namespace_4096),
 	UT_CASE(test_identify_namespace_512), UT_CASE(test_identify_active_namespace_list),
 	UT_CASE(test_identify_ns_id_descriptors_nguid_uuid_csi),
 	UT_CASE(test_subsystems_differing_in_the_last_nqn_character_get_different_nguids), UT_CASE(test_identify_unknown_nsid_is_invalid_ns),
@@ -2445,7 +2615,9 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_error_log_status_field_matches_the_completion), UT_CASE(test_error_log_records_io_lba_and_sqid),
 	UT_CASE(test_smart_log_counts_host_reads_and_writes), UT_CASE(test_smart_data_units_read_count_only_host_reads),
 	UT_CASE(test_firmware_slot_log_afi_and_frs1), UT_CASE(test_unknown_log_page_is_invalid_log_page),
-	UT_CASE(test_get_log_page_with_offset), UT_CASE(test_set_features_num_queues_grants_min_and_reports_0s_based),
+	UT_CASE(test_get_log_page_with_offset), UT_CASE(test_get_log_page_of_2_pow_32_dwords_is_invalid_field_not_empty),
+	UT_CASE(test_temperature_threshold_is_kept_per_sensor_and_type_with_wctemp_default),
+	UT_CASE(test_set_features_num_queues_grants_min_and_reports_0s_based),
 	UT_CASE(test_set_features_num_queues_ffff_is_invalid_field),
 	UT_CASE(test_set_features_num_queues_after_io_queue_is_cmd_seq_error),
 	UT_CASE(test_get_features_round_trips_kato_aec_vwc), UT_CASE(test_unknown_feature_id_is_invalid_field),
@@ -2453,6 +2625,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_keep_alive_expiry_sets_cfs_and_queue_fatal),
 	UT_CASE(test_io_traffic_without_keep_alive_keeps_the_controller_alive),
 	UT_CASE(test_keep_alive_before_deadline_prevents_expiry), UT_CASE(test_keep_alive_off_with_kato_zero),
+	UT_CASE(test_kato_zero_racing_the_keep_alive_check_leaves_no_deadline),
 	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_changed_ns_log_retained_with_rae),
 	UT_CASE(test_aen_without_aer_is_delivered_by_next_aer), UT_CASE(test_ns_changed_without_aec_completes_nothing),
 	UT_CASE(test_aer_over_aerl_is_aer_limit_exceeded), UT_CASE(test_admin_sq_destroy_aborts_held_aers),
@@ -2463,6 +2636,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_discovery_controller_rejects_io_commands_on_an_io_sq),
 	UT_CASE(test_discovery_controller_features_are_kato_and_async_event_only),
 	UT_CASE(test_discovery_log_page_honours_the_offset_and_zero_fills),
+	UT_CASE(test_discovery_controller_mdts_is_the_limit_of_its_log_reads),
 	UT_CASE(test_discovery_connect_ignores_allow_list),
 	UT_CASE(test_discovery_controllers_never_take_the_slots_of_io_controllers),
 	UT_CASE(test_io_controllers_are_bounded_apart_from_discovery_controllers),

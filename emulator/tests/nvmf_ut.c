@@ -330,7 +330,8 @@ struct writer {
 	struct ernic_host_ctrlr *hc;
 	_Atomic bool stop;
 	uint32_t acked[NS_SIZE / 4096]; /* last sequence acknowledged per block, 0 = none */
-	uint64_t ok, invalid_ns, other;
+	_Atomic uint64_t ok; /* read by the test thread while the writer runs */
+	uint64_t invalid_ns, other;
 	_Atomic bool lost; /* the queue pair went away; read by the test thread while the writer runs */
 };
 
@@ -369,7 +370,7 @@ static void *writer_main(void *arg)
 			busy[s] = false;
 			out--;
 			if (cpls[i].status == 0) {
-				w->ok++;
+				atomic_fetch_add(&w->ok, 1);
 				if (slot_seq[s] > w->acked[slot_lba[s]])
 					w->acked[slot_lba[s]] = slot_seq[s];
 			} else if (cpls[i].status == NVME_SC_INVALID_NS) {
@@ -420,7 +421,7 @@ static void test_namespace_removed_under_a_write_loop_fails_new_io_and_loses_no_
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, writer_main, &w), 0);
 	ut_sleep_ms(50);
 	CU_ASSERT_EQUAL(ernic_target_remove_ns(fx.a, 1, err, sizeof(err)), 0);
-	ok_before = w.ok;
+	ok_before = atomic_load(&w.ok);
 	ut_sleep_ms(50);
 	atomic_store(&w.stop, true);
 	pthread_join(th, NULL);
@@ -550,6 +551,71 @@ static void test_ana_state_change_is_announced_logged_and_fails_io_on_that_path_
 	fx_down(&fx);
 }
 
+/*
+ * One ANA Change notice until the host reads the ANA log without RAE (Base
+ * 2.0 5.2), as for Namespace Attribute notices: a second change before the
+ * read completes no AER; once read, the next change does.
+ */
+static void test_ana_change_notice_is_masked_until_the_ana_log_is_read(void)
+{
+	struct fx fx;
+	struct ernic_host_ctrlr *h;
+	char err[ERNIC_ERRLEN] = "";
+	struct ernic_host_cpl cpl;
+	static uint8_t page[4096];
+	uint32_t dw0 = 0;
+
+	fx_up(&fx, false);
+	h = connect_to(&fx, 0, NQN_A, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_EQUAL(ut_admin(h, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_AEC_ANA_CHANGE, NULL), 0);
+	aer_submit(h, (void *)0xA0);
+	CU_ASSERT_EQUAL(ernic_nvmf_ana_set(fx.nvmf, fx.portid[0], 1, NVME_ANA_NONOPTIMIZED, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ut_wait_cpl(ernic_host_admin_qpair(h), (void *)0xA0, &dw0), 0);
+	aer_submit(h, (void *)0xA1);
+	CU_ASSERT_EQUAL(ernic_nvmf_ana_set(fx.nvmf, fx.portid[0], 1, NVME_ANA_OPTIMIZED, err, sizeof(err)), 0);
+	ut_sleep_ms(50);
+	CU_ASSERT_EQUAL(ernic_host_poll(ernic_host_admin_qpair(h), &cpl, 1), 0);
+	CU_ASSERT_EQUAL(get_page(h, NVME_ADMIN_GET_LOG_PAGE, NVME_LOG_ANA, 0, page, sizeof(page)), 0);
+	CU_ASSERT_EQUAL(ernic_nvmf_ana_set(fx.nvmf, fx.portid[0], 1, NVME_ANA_NONOPTIMIZED, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ut_wait_cpl(ernic_host_admin_qpair(h), (void *)0xA1, &dw0), 0);
+	CU_ASSERT_EQUAL(dw0, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_ANA_CHANGE, NVME_LOG_ANA));
+	ernic_host_disconnect(h);
+	fx_down(&fx);
+}
+
+/*
+ * In a set NN is every NSID slot: NSID 2 with nothing attached is inactive,
+ * and the Error Information entry of a path error keeps DNR clear, as its
+ * completion did, so a multipath host's view of it matches.
+ */
+static void test_inactive_nsid_reads_as_zeroes_and_a_path_error_is_logged_without_dnr(void)
+{
+	struct fx fx;
+	struct ernic_host_ctrlr *h;
+	char err[ERNIC_ERRLEN] = "";
+	static uint8_t page[4096];
+	const struct nvme_error_log_entry *e = (const void *)page;
+	bool zero = true;
+
+	fx_up(&fx, false);
+	h = connect_to(&fx, 0, NQN_A, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_EQUAL(ernic_host_id_ctrl(h)->nn, ERNIC_MAX_NS);
+	memset(page, 0xEE, sizeof(page));
+	CU_ASSERT_EQUAL(get_page(h, NVME_ADMIN_IDENTIFY, NVME_ID_CNS_NS, 2, page, sizeof(page)), 0);
+	for (size_t i = 0; i < sizeof(page); i++)
+		zero &= page[i] == 0;
+	CU_ASSERT_TRUE(zero);
+	CU_ASSERT_EQUAL(ernic_nvmf_ana_set(fx.nvmf, fx.portid[0], 1, NVME_ANA_INACCESSIBLE, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(io(h, NVME_CMD_READ, 1, 0, page), NVME_SC_ANA_INACCESSIBLE);
+	CU_ASSERT_EQUAL(get_page(h, NVME_ADMIN_GET_LOG_PAGE, NVME_LOG_ERROR, 0, page, 64), 0);
+	CU_ASSERT_EQUAL(nvme_sf_status(e->status_field), NVME_SC_ANA_INACCESSIBLE);
+	CU_ASSERT_FALSE(nvme_sf_dnr(e->status_field));
+	ernic_host_disconnect(h);
+	fx_down(&fx);
+}
+
 static void test_removing_a_listener_fails_the_controllers_reached_through_it_only(void)
 {
 	struct fx fx;
@@ -586,4 +652,6 @@ UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_su
 	UT_CASE(test_subsystem_removed_under_a_write_loop_drops_its_paths_and_loses_no_acknowledged_write),
 	UT_CASE(test_identify_reports_ana_and_shared_namespaces_for_multipath),
 	UT_CASE(test_ana_state_change_is_announced_logged_and_fails_io_on_that_path_only),
+	UT_CASE(test_ana_change_notice_is_masked_until_the_ana_log_is_read),
+	UT_CASE(test_inactive_nsid_reads_as_zeroes_and_a_path_error_is_logged_without_dnr),
 	UT_CASE(test_removing_a_listener_fails_the_controllers_reached_through_it_only))

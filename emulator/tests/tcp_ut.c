@@ -1620,6 +1620,21 @@ static void test_empty_host_nqn_refused_with_an_allow_list(void)
 	th_teardown(th);
 }
 
+/* A TermReq is never answered with one, a malformed one (HLEN not 24) included: the controller just closes. */
+static void test_h2c_term_with_a_wrong_hlen_is_not_answered(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_tcp_term_pdu term = { .hdr = { .type = NVME_TCP_H2C_TERM, .hlen = 72, .plen = 72 },
+					  .fes = NVME_TCP_FES_INVALID_PDU_HDR };
+	uint8_t pad[48] = { 0 };
+
+	th_icreq(th, 0);
+	CU_ASSERT(write_all(th->fd, &term, sizeof(term)) == 0);
+	CU_ASSERT(write_all(th->fd, pad, sizeof(pad)) == 0);
+	CU_ASSERT_EQUAL(th_recv_pdu(th), -1);
+	th_teardown(th);
+}
+
 /* ---------------------------------------------------------- bad input */
 
 /* Expect a C2HTermReq with @fes, @fei and the first @hlen bytes of @bad, then a close. */
@@ -2530,4 +2545,5 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_write_of_128_kib_in_capsule),
 	UT_CASE(test_large_in_capsule_writes_land_in_the_namespace_unless_small_digested_or_refused),
 	UT_CASE(test_a_host_gone_inside_a_write_landing_in_place_lets_the_namespace_go),
-	UT_CASE(test_writes_by_r2t_land_in_the_namespace_unless_small_or_digested))
+	UT_CASE(test_writes_by_r2t_land_in_the_namespace_unless_small_or_digested),
+	UT_CASE(test_h2c_term_with_a_wrong_hlen_is_not_answered))

@@ -632,6 +632,8 @@ enum nvme_log_page {
 	NVME_LOG_DISC = 0x70,
 };
 
+/* Get Log Page CDW10 bit 15, Retain Asynchronous Event: the read leaves the event's log and mask as they were */
+#define NVME_LOG_RAE (1u << 15)
 /* Get Log Page CDW14 bits 31:24: the command set a log page such as Commands Supported and Effects is for. */
 #define NVME_LOG_CSI(cdw14) ((uint8_t)((cdw14) >> 24))
 
@@ -694,6 +696,9 @@ NVME_CHECK_SIZE(struct nvme_error_log_entry, 64);
 NVME_CHECK_OFFSET(struct nvme_error_log_entry, status_field, 12);
 NVME_CHECK_OFFSET(struct nvme_error_log_entry, lba, 16);
 NVME_CHECK_OFFSET(struct nvme_error_log_entry, nsid, 24);
+
+/* SMART / Health Information Critical Warning bit 1: a temperature is beyond one of its thresholds */
+#define NVME_SMART_CRIT_TEMPERATURE (1u << 1)
 
 struct nvme_smart_log {
 	uint8_t critical_warning;
