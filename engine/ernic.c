@@ -75,15 +75,16 @@
 struct ernic_options {
 	void *pad; /* fio stores the thread_data pointer here */
 	char *backend;
-	unsigned int queues;
+	/* FIO_OPT_ULL, not FIO_OPT_INT: fio checks an INT's maxval after truncating it to 32 bits. */
+	unsigned long long queues;
 	char *stats;
 	unsigned int host_checks;
-	unsigned int stage_sample;
+	unsigned long long stage_sample;
 	unsigned int passthru;
 	unsigned int fixedbufs;
 	unsigned int split;
 	unsigned int fua;
-	unsigned int nsid;
+	unsigned long long nsid;
 	char *opcode;
 	unsigned long long size;
 };
@@ -107,7 +108,7 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_queues",
 		.lname	= "ernic I/O queues",
-		.type	= FIO_OPT_INT,
+		.type	= FIO_OPT_ULL,
 		.off1	= offsetof(struct ernic_options, queues),
 		.minval	= 0,
 		.maxval	= ERNIC_MAX_IO_QUEUES,
@@ -133,16 +134,18 @@ static struct fio_option options[] = {
 		.off1	= offsetof(struct ernic_options, host_checks),
 		.def	= "1",
 		.help	= "Fail I/O not aligned to the namespace block size with EINVAL before sending, as the "
-			  "block layer does (0: send it and let the controller reject it)",
+			  "block layer does (0: send a length off the block size and let the controller reject it; "
+			  "an offset off it cannot be encoded and always fails)",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
 		.name	= "ernic_stage_sample",
 		.lname	= "ernic stage sampling",
-		.type	= FIO_OPT_INT,
+		.type	= FIO_OPT_ULL,
 		.off1	= offsetof(struct ernic_options, stage_sample),
 		.minval	= 0,
+		.maxval	= UINT32_MAX,
 		.def	= "0",
 		.help	= "Stamp 1 in N commands at each stage (host driver, transport to target, target driver, "
 			  "storage, transport to host) and put the stage means in ernic_stats (0: off; ntprof samples 1 in 1000)",
@@ -198,9 +201,10 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_nsid",
 		.lname	= "ernic namespace id",
-		.type	= FIO_OPT_INT,
+		.type	= FIO_OPT_ULL,
 		.off1	= offsetof(struct ernic_options, nsid),
 		.minval	= 0,
+		.maxval	= UINT32_MAX,
 		.def	= "0",
 		.help	= "NSID to put in every I/O command (0: the namespace's own; another one tests Invalid Namespace)",
 		.category = FIO_OPT_C_ENGINE,
@@ -562,6 +566,13 @@ static int ernic_dev_identify(const char *filename, struct ernic_dev_info *info,
 		rc = -EINVAL;
 		goto out;
 	}
+	/* Commands carry data only: a format with metadata (extended LBAs or a separate buffer) would not fit. */
+	if (idn->lbaf[idn->flbas & 0xF].ms) {
+		snprintf(err, errlen, "%s: namespace %u is formatted with %u bytes of metadata per block: not supported",
+			 info->ng, info->nsid, (unsigned int)idn->lbaf[idn->flbas & 0xF].ms);
+		rc = -EINVAL;
+		goto out;
+	}
 	info->lba_shift = lbads;
 	info->size = idn->nsze << lbads;
 	info->mdts_bytes = ernic_dev_max_xfer(idc->mdts, ERNIC_PAGE_SIZE, ernic_dev_host_max(info->ng));
@@ -710,10 +721,22 @@ static void ernic_run_teardown(void)
 	ernic_run.ios = ernic_run.capsules = ernic_run.split_ios = 0;
 	ernic_run.device = false;
 	/*
-	 * ernic_run.errors and .results stay: stonewalled jobs bring the run
-	 * up and down in turn, and the stats file written last must hold
-	 * every failure.
+	 * ernic_run.errors and .results stay: device jobs in stonewalled
+	 * groups bring the run up and down in turn, and the stats file written
+	 * last must hold every failure.
 	 */
+}
+
+/*
+ * The in-process target outlives the group of jobs that brought it up: fio
+ * treats filename=ernic0 as one file for the whole run, so a group after a
+ * stonewall (write, then verify) must find the data a RAM namespace held.
+ * It goes when the engine is unloaded, as fio exits.
+ */
+static void __attribute__((destructor)) ernic_run_exit(void)
+{
+	if (ernic_run.tgt)
+		ernic_run_teardown();
 }
 
 /* Bring up the target and connect the host. Called with ernic_run.lock held. */
@@ -757,7 +780,7 @@ static int ernic_run_setup(struct thread_data *td)
 		log_err("ernic: target: %s\n", err);
 		goto fail;
 	}
-	hopts.nr_io_queues = o->queues ? o->queues : ernic_run.cfg.queues;
+	hopts.nr_io_queues = o->queues ? (uint32_t)o->queues : ernic_run.cfg.queues;
 	rc = ernic_host_connect(ernic_run.port, &hopts, &ernic_run.hc, err, sizeof(err));
 	if (rc) {
 		log_err("ernic: connect: %s\n", err);
@@ -778,7 +801,7 @@ static int ernic_run_setup(struct thread_data *td)
 		goto fail;
 	}
 	if (o->queues && ernic_run.nr_queues < o->queues)
-		log_info("ernic: asked for %u I/O queues, the controller granted %" PRIu32 "\n", o->queues,
+		log_info("ernic: asked for %llu I/O queues, the controller granted %" PRIu32 "\n", o->queues,
 			 ernic_run.nr_queues);
 	if (posix_memalign((void **)&ernic_run.queues, 64, ernic_run.nr_queues * sizeof(*ernic_run.queues))) {
 		ernic_run.queues = NULL;
@@ -790,7 +813,7 @@ static int ernic_run_setup(struct thread_data *td)
 		pthread_mutex_init(&ernic_run.queues[i].lock, NULL);
 	}
 	/* Before any job submits: every job's init waits for this one's under ernic_run.lock. */
-	ernic_run.stage_sample = o->stage_sample;
+	ernic_run.stage_sample = (uint32_t)o->stage_sample;
 	if (ernic_run.stage_sample)
 		ernic_host_set_stage_sampling(ernic_run.hc, ernic_run.stage_sample);
 	return 0;
@@ -803,7 +826,7 @@ fail:
 static int fio_ernic_get_file_size(struct thread_data *td, struct fio_file *f)
 {
 	struct ernic_options *o = td->eo;
-	struct ernic_backend_cfg cfg;
+	struct ernic_backend_cfg cfg = { 0 };
 	struct ernic_dev_info info;
 	char err[ERNIC_ERRLEN];
 
@@ -857,12 +880,18 @@ static int ernic_dev_init(struct thread_data *td, struct ernic_job *job)
 	char err[ERNIC_ERRLEN];
 	int rc;
 
+	/* Jobs forked as processes each hold their own run counters, and the last to end would overwrite the file. */
+	if (ernic_stats_str(td) && !td->o.use_thread && thread_number > 1) {
+		log_err("ernic: ernic_stats=%s with %d jobs as processes: each would overwrite it; add thread=1\n",
+			ernic_stats_str(td), thread_number);
+		return -EINVAL;
+	}
 	rc = ernic_dev_identify(td->files[0]->file_name, &info, err, sizeof(err));
 	if (rc) {
 		log_err("ernic: %s\n", err);
 		return rc;
 	}
-	job->nsid = o->nsid ? o->nsid : info.nsid;
+	job->nsid = o->nsid ? (uint32_t)o->nsid : info.nsid;
 	job->lba_shift = info.lba_shift;
 	job->max_xfer = o->split ? info.mdts_bytes : UINT32_MAX;
 	rc = ernic_dev_setup(td, job, &info);
@@ -870,6 +899,8 @@ static int ernic_dev_init(struct thread_data *td, struct ernic_job *job)
 		return rc;
 
 	pthread_mutex_lock(&ernic_run.lock);
+	if (!ernic_run.refs && ernic_run.tgt)
+		ernic_run_teardown();
 	if (ernic_run.refs && !ernic_run.device) {
 		pthread_mutex_unlock(&ernic_run.lock);
 		log_err("ernic: job %s: filename=%s is a device, but this run's other jobs use the in-process "
@@ -909,7 +940,11 @@ static int ernic_inproc_init(struct thread_data *td, struct ernic_job *job)
 		log_err("ernic: job %s: filename=%s is the in-process target, but this run's other jobs use a "
 			"device; run them separately\n", td->o.name, td->files[0]->file_name);
 		rc = -EINVAL;
-	} else if (ernic_run.refs == 0) {
+	} else if (ernic_run.refs == 0 && ernic_run.tgt && strcmp(ernic_backend_str(td), ernic_run.backend) != 0) {
+		/* A later group asks for another target: the earlier one goes. */
+		ernic_run_teardown();
+		rc = ernic_run_setup(td);
+	} else if (ernic_run.refs == 0 && !ernic_run.tgt) {
 		rc = ernic_run_setup(td);
 	} else if (strcmp(ernic_backend_str(td), ernic_run.backend) != 0) {
 		log_err("ernic: job %s asks for backend '%s' but the run's target is '%s'; all jobs share one\n",
@@ -923,8 +958,11 @@ static int ernic_inproc_init(struct thread_data *td, struct ernic_job *job)
 	ernic_run.refs++;
 	if (ernic_stats_str(td) && !ernic_run.stats_path)
 		ernic_run.stats_path = strdup(ernic_stats_str(td));
+	if (o->queues && o->queues != ernic_run.nr_queues)
+		log_info("ernic: job %s asks for ernic_queues=%llu; the run's target has %" PRIu32 " I/O queues\n",
+			 td->o.name, o->queues, ernic_run.nr_queues);
 	if (o->stage_sample != ernic_run.stage_sample)
-		log_info("ernic: job %s asks for ernic_stage_sample=%u; the run's first job set %" PRIu32
+		log_info("ernic: job %s asks for ernic_stage_sample=%llu; the run's first job set %" PRIu32
 			 " for every queue\n",
 			 td->o.name, o->stage_sample, ernic_run.stage_sample);
 
@@ -937,7 +975,7 @@ static int ernic_inproc_init(struct thread_data *td, struct ernic_job *job)
 	job->q = &ernic_run.queues[q];
 	job->qid = (uint16_t)(q + 1);
 	job->shared = q + ernic_run.nr_queues < thread_number;
-	job->nsid = o->nsid ? o->nsid : ERNIC_NSID;
+	job->nsid = o->nsid ? (uint32_t)o->nsid : ERNIC_NSID;
 	job->lba_shift = ernic_run.lba_shift;
 	job->max_xfer = o->split ? ernic_run.max_xfer : UINT32_MAX;
 	pthread_mutex_unlock(&ernic_run.lock);
@@ -976,6 +1014,19 @@ static int fio_ernic_init(struct thread_data *td)
 			ernic_job_free(job);
 			return 1;
 		}
+	}
+	/* fio's offload mode queues an I/O unit through another thread's engine data than the one that set it up. */
+	if (td->o.io_submit_mode == IO_MODE_OFFLOAD) {
+		log_err("ernic: io_submit_mode=offload: not supported (use inline)\n");
+		ernic_job_free(job);
+		return 1;
+	}
+	/* Every command goes to the job's one namespace (the in-process one, or files[0]'s). */
+	if (td->o.nr_files > 1) {
+		log_err("ernic: nrfiles=%u: one namespace per job; give each namespace a job of its own\n",
+			td->o.nr_files);
+		ernic_job_free(job);
+		return 1;
 	}
 	job->host_checks = o->host_checks;
 	job->fua = o->fua;
@@ -1098,9 +1149,14 @@ static enum fio_q_status fio_ernic_queue(struct thread_data *td, struct io_u *io
 	/* Base 4.2 Figure 88: opcode bits 1:0 give the data direction. */
 	io->data = (io->opc & 3) != NVME_DATA_NONE && io->opc != NVME_CMD_DSM;
 
-	/* The block layer refuses what the namespace cannot address, before any command. */
-	if (io->opc != NVME_CMD_FLUSH && job->host_checks &&
-	    ((io_u->offset | io_u->xfer_buflen) & job->bs_mask)) {
+	/*
+	 * The block layer refuses what the namespace cannot address, before any
+	 * command. With host checks off a length off the block size still goes
+	 * out, for the controller to judge; an offset off it cannot: an SLBA
+	 * cannot say it, and rounding it down would move the data.
+	 */
+	if (io->opc != NVME_CMD_FLUSH &&
+	    ((io_u->offset & job->bs_mask) || (job->host_checks && (io_u->xfer_buflen & job->bs_mask)))) {
 		io_u->error = EINVAL;
 		return FIO_Q_COMPLETED;
 	}
@@ -1559,15 +1615,31 @@ static int ernic_write_stats(const char *path)
 		free(buf);
 		return n;
 	}
-	if (ernic_run.device)
+	/* The device path and the backend string (a file= path) are the user's: escaped as JSON strings. */
+	if (ernic_run.device) {
+		char dev[6 * sizeof(ernic_run.dev_path) + 3];
+		size_t off = 0;
+
+		json_put_str(dev, sizeof(dev), &off, ernic_run.dev_path);
 		fprintf(f,
-			"{\"mode\": \"device\", \"device\": \"%s\", \"passthru\": \"%s\", \"fixedbufs\": %s, "
+			"{\"mode\": \"device\", \"device\": %s, \"passthru\": \"%s\", \"fixedbufs\": %s, "
 			"\"nsid\": %" PRIu32 ", \"lba_bytes\": %u, \"size_bytes\": %" PRIu64 ", \"mdts_bytes\": %" PRIu32,
-			ernic_run.dev_path, ernic_run.passthru, ernic_run.fixedbufs ? "true" : "false", ernic_run.nsid,
+			dev, ernic_run.passthru, ernic_run.fixedbufs ? "true" : "false", ernic_run.nsid,
 			1u << ernic_run.lba_shift, ernic_run.ns_size, ernic_run.max_xfer);
-	else
-		fprintf(f, "{\"mode\": \"inproc\", \"backend\": \"%s\", \"io_queues\": %" PRIu32 ", \"mdts_bytes\": %u",
-			ernic_run.backend, ernic_run.nr_queues, ernic_run.max_xfer);
+	} else {
+		size_t len = 6 * strlen(ernic_run.backend) + 3, off = 0;
+		char *backend = malloc(len);
+
+		if (!backend) {
+			fclose(f);
+			free(buf);
+			return -ENOMEM;
+		}
+		json_put_str(backend, len, &off, ernic_run.backend);
+		fprintf(f, "{\"mode\": \"inproc\", \"backend\": %s, \"io_queues\": %" PRIu32 ", \"mdts_bytes\": %u",
+			backend, ernic_run.nr_queues, ernic_run.max_xfer);
+		free(backend);
+	}
 	fprintf(f, ", \"ios\": %" PRIu64 ", \"capsules\": %" PRIu64 ", \"split_ios\": %" PRIu64, ernic_run.ios,
 		ernic_run.capsules, ernic_run.split_ios);
 	ernic_write_errors(f, &ernic_run.errors);
@@ -1674,7 +1746,9 @@ static void fio_ernic_cleanup(struct thread_data *td)
 			if (rc)
 				log_err("ernic: writing %s: %s\n", ernic_run.stats_path, strerror(-rc));
 		}
-		ernic_run_teardown();
+		/* The in-process target stays for a later group (ernic_run_exit()). */
+		if (ernic_run.device)
+			ernic_run_teardown();
 	}
 	pthread_mutex_unlock(&ernic_run.lock);
 

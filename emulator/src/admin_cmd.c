@@ -308,21 +308,20 @@ uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t
 
 /*
  * ANA (0Ch): built per controller, since the states depend on the port it
- * came through (nvmf.c). Read with RAE clear, it unmasks the ANA Change
- * notice.
+ * came through (nvmf.c). Read with RAE clear, it rearms the ANA Change notice.
  */
 static uint16_t admin_ana_log(struct ernic_req *req)
 {
 	size_t size;
-	void *page = ernic_ana_log_build(req->sq->ctrlr, req->sqe.cdw10 & NVME_LOG_ANA_RGO, &size);
+	void *page;
 	uint16_t status;
 
+	ernic_ctrlr_aen_rearm(req, NVME_AEC_ANA_CHANGE);
+	page = ernic_ana_log_build(req->sq->ctrlr, req->sqe.cdw10 & NVME_LOG_ANA_RGO, &size);
 	if (!page)
 		return NVME_SC_INTERNAL;
 	status = ernic_req_send_log_page(req, page, size);
 	free(page);
-	if (!status)
-		ernic_ctrlr_aen_log_read(req, NVME_AEC_ANA_CHANGE);
 	return status;
 }
 
@@ -376,7 +375,7 @@ static uint16_t cmd_effects_log(const struct ernic_req *req, struct nvme_cmd_eff
 
 /*
  * Changed Namespace List: what ernic_target_ns_changed() gathered. Reading it
- * with RAE clear empties it and unmasks the Namespace Attribute Notice (Base
+ * with RAE clear empties it and rearms the Namespace Attribute Notice (Base
  * 2.0 5.2: an event type stays masked until its log page is read); a read
  * whose window is invalid (log_page_window()) does neither.
  */
@@ -397,8 +396,8 @@ static uint16_t changed_ns_log(struct ernic_req *req, struct nvme_changed_ns_log
 		ctrlr->nr_changed_ns = 0;
 		ctrlr->changed_ns_overflow = false;
 	}
+	ernic_ctrlr_aen_rearm_locked(ctrlr, req, NVME_CTRL_OAES_NS_ATTR);
 	pthread_mutex_unlock(&ctrlr->lock);
-	ernic_ctrlr_aen_log_read(req, NVME_CTRL_OAES_NS_ATTR);
 	return NVME_SC_SUCCESS;
 }
 

@@ -516,7 +516,7 @@ bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostn
  * reads its log page with RAE clear (Base 2.0 5.2: the type stays masked till
  * then), as Linux nvmet's aen_masked. Called with ctrlr->lock held.
  */
-static bool ctrlr_aen_unmask_locked(struct ernic_ctrlr *ctrlr, uint32_t aec_bit)
+static bool ctrlr_aen_notify_locked(struct ernic_ctrlr *ctrlr, uint32_t aec_bit)
 {
 	if (!(ctrlr->aec & aec_bit) || (ctrlr->aen_masked & aec_bit))
 		return false;
@@ -524,14 +524,18 @@ static bool ctrlr_aen_unmask_locked(struct ernic_ctrlr *ctrlr, uint32_t aec_bit)
 	return true;
 }
 
-void ernic_ctrlr_aen_log_read(struct ernic_req *req, uint32_t aec_bit)
+void ernic_ctrlr_aen_rearm_locked(struct ernic_ctrlr *ctrlr, const struct ernic_req *req, uint32_t aec_bit)
+{
+	if (!(req->sqe.cdw10 & NVME_LOG_RAE))
+		ctrlr->aen_masked &= ~aec_bit;
+}
+
+void ernic_ctrlr_aen_rearm(const struct ernic_req *req, uint32_t aec_bit)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 
-	if (req->sqe.cdw10 & NVME_LOG_RAE)
-		return;
 	pthread_mutex_lock(&ctrlr->lock);
-	ctrlr->aen_masked &= ~aec_bit;
+	ernic_ctrlr_aen_rearm_locked(ctrlr, req, aec_bit);
 	pthread_mutex_unlock(&ctrlr->lock);
 }
 
@@ -555,7 +559,7 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 			else if (!seen)
 				ctrlr->changed_ns[ctrlr->nr_changed_ns++] = nsid;
 		}
-		queue = ctrlr_aen_unmask_locked(ctrlr, NVME_CTRL_OAES_NS_ATTR);
+		queue = ctrlr_aen_notify_locked(ctrlr, NVME_CTRL_OAES_NS_ATTR);
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (queue)
 			ernic_ctrlr_add_aen(ctrlr, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
@@ -575,7 +579,7 @@ void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *po
 		if (!ctrlr || (port && ctrlr->port != port))
 			continue;
 		pthread_mutex_lock(&ctrlr->lock);
-		enabled = ctrlr_aen_unmask_locked(ctrlr, aec_bit);
+		enabled = ctrlr_aen_notify_locked(ctrlr, aec_bit);
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (enabled)
 			ernic_ctrlr_add_aen(ctrlr, aer_dw0);

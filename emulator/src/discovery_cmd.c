@@ -89,16 +89,16 @@ static uint16_t disc_get_log_page(struct ernic_req *req)
 		return NVME_SC_INVALID_LOG_PAGE;
 	if (req->sq->tgt->nvmf) {
 		size_t size;
-		void *log = ernic_nvmf_disc_log(req->sq->tgt->nvmf, req->sq->ctrlr->hostnqn, &size);
+		void *log;
 		uint16_t status;
 
+		/* Read without RAE, it rearms the Discovery Log Page Change notice. */
+		ernic_ctrlr_aen_rearm(req, NVME_AEC_DISC_CHANGE);
+		log = ernic_nvmf_disc_log(req->sq->tgt->nvmf, req->sq->ctrlr->hostnqn, &size);
 		if (!log)
 			return NVME_SC_INTERNAL;
 		status = ernic_req_send_log_page(req, log, size);
 		free(log);
-		/* Read without RAE, it unmasks the Discovery Log Page Change notice. */
-		if (!status)
-			ernic_ctrlr_aen_log_read(req, NVME_AEC_DISC_CHANGE);
 		return status;
 	}
 	disc_log_page_build(req->sq->ctrlr, &page.hdr, &page.entry);

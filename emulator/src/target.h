@@ -596,7 +596,7 @@ struct ernic_ctrlr {
 	uint32_t changed_ns[NVME_CHANGED_NS_MAX];
 	uint32_t nr_changed_ns;
 	bool changed_ns_overflow;  /* more than NVME_CHANGED_NS_MAX: the log says FFFFFFFFh */
-	uint32_t aen_masked;	   /* AEC bits of notices sent whose log was not read since (ctrlr_aen_unmask_locked()) */
+	uint32_t aen_masked;	   /* AEC bits of notices sent whose log was not read since (ctrlr_aen_notify_locked()) */
 	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	uint64_t start_ns;
@@ -677,8 +677,14 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn);
 void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr);
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
-/* A Get Log Page of @aec_bit's log succeeded: without RAE, the next such event is notified again. */
-void ernic_ctrlr_aen_log_read(struct ernic_req *req, uint32_t aec_bit);
+/*
+ * A Get Log Page of @aec_bit's log without RAE: the next such event is
+ * notified again. Called before the page is built (or, for a log cleared on
+ * read, in the same critical section as the clear), so that no change falls
+ * between what the host reads and the notice being rearmed.
+ */
+void ernic_ctrlr_aen_rearm(const struct ernic_req *req, uint32_t aec_bit);
+void ernic_ctrlr_aen_rearm_locked(struct ernic_ctrlr *ctrlr, const struct ernic_req *req, uint32_t aec_bit);
 /* Queue an asynchronous event; completes a held AER if there is one. */
 void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0);
 /* Shutdown or disable: CC.EN 1 -> 0 or CC.SHN set */

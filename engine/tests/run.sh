@@ -89,6 +89,13 @@ else
 	fail "verify-file-persist: data did not survive in the backing file"; cat "$out/verify-file-again.err"
 fi
 
+if run stonewall-ram "$here/stonewall-ram.fio" &&
+	jq_true "$out/stonewall-ram.json" '.jobs[0].error == 0 and .jobs[1].error == 0 and .jobs[1].read.io_bytes == 4194304'; then
+	pass "stonewall-ram: a group after a stonewall verifies what the first group wrote to the RAM namespace"
+else
+	fail "stonewall-ram: the RAM namespace did not outlive its group:"; cat "$out/stonewall-ram.err"
+fi
+
 if run shared-qpair "$here/shared-qpair.fio" &&
 	jq_true "$out/shared-qpair.json" '.jobs[0].error == 0 and .jobs[0].read.io_bytes == 67108864'; then
 	pass "shared-qpair: 4 jobs on 2 qpairs (2 threads per qpair) write and verify 4 x 16 MiB"
@@ -179,6 +186,46 @@ else
 	fail "misaligned-ctrlr: the controller accepted a 512-byte transfer for a 4096-byte block"
 fi
 
+# An offset off the block size cannot be encoded in an SLBA: with host checks off it still fails, and the
+# bytes the rounded-down LBA holds stay as they were (the pattern 0xAA must not land at byte 0).
+img="$ERNIC_NS_DIR/offset.img"
+rm -f "$img"
+if ! run misaligned-offset --name=misaligned-offset --ioengine="$ioengine" --ernic_host_checks=0 \
+	--ernic_backend="nvmeof:size=1M,bs=4096,file=$img" --thread=1 --filename=ernic0 --rw=write --bs=4k \
+	--offset=512 --size=4k --buffer_pattern=0xAA &&
+	jq_true "$out/misaligned-offset.json" '.jobs[0].error == 22' &&
+	[ "$(od -An -tx1 -N4 "$img" | tr -d ' ')" = 00000000 ]; then
+	pass "misaligned-offset: with ernic_host_checks=0 a write at byte 512 of 4096-byte blocks fails with EINVAL and writes nothing"
+else
+	fail "misaligned-offset: expected EINVAL and block 0 untouched:"; od -An -tx1 -N8 "$img"; cat "$out/misaligned-offset.err"
+fi
+
+# What the engine cannot do is refused at init with one line, not left to misroute I/O or hang.
+if ! run offload --name=offload --ioengine="$ioengine" --thread=1 --filename=ernic0 --size=4M --rw=randread \
+	--bs=4k --iodepth=4 --io_submit_mode=offload &&
+	grep -qx 'ernic: io_submit_mode=offload: not supported (use inline)' "$out/offload.err"; then
+	pass "offload: io_submit_mode=offload is refused in one line (its workers' completions went to another ring, a hang)"
+else
+	fail "offload: got:"; cat "$out/offload.err"
+fi
+if ! run nrfiles --name=nrfiles --ioengine="$ioengine" --thread=1 --filename=a:b --size=4M --rw=randwrite \
+	--bs=64k && grep -qx 'ernic: nrfiles=2: one namespace per job; give each namespace a job of its own' "$out/nrfiles.err"; then
+	pass "nrfiles: filename=a:b is refused in one line (both files were the same LBAs)"
+else
+	fail "nrfiles: got:"; cat "$out/nrfiles.err"
+fi
+# The stats file is JSON whatever the backend string holds: a file= path with a quote in it.
+qdir="$ERNIC_NS_DIR/q\"d"
+mkdir -p "$qdir"
+if run stats-quote --name=stats-quote --ioengine="$ioengine" --thread=1 --filename=ernic0 \
+	--ernic_backend="nvmeof:size=1M,bs=4096,file=$qdir/ns.img" --ernic_stats="$out/quote.stats.json" \
+	--rw=read --bs=4k --number_ios=2 &&
+	[ "$(jq -r '.backend' "$out/quote.stats.json" 2>/dev/null)" = "nvmeof:size=1M,bs=4096,file=$qdir/ns.img" ]; then
+	pass "stats-quote: a backend path with a quote is written as a JSON string that jq reads back"
+else
+	fail "stats-quote: the stats file is not JSON:"; cat "$out/quote.stats.json" "$out/stats-quote.err"
+fi
+
 budget='Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a table of 2048 (got '"'16'"')'
 if ! run budget --name=budget --ioengine="$ioengine" --ernic_backend=nvmeof:size=64M,bs=4096,queues=16 \
 	--thread=1 --filename=ernic0 --size=64M --rw=read --bs=4k &&
@@ -244,6 +291,16 @@ if ! status --rw=read --ernic_passthru=bogus && grep -q 'ernic_passthru=bogus' "
 	pass "bad-passthru: ernic_passthru=bogus is refused naming the option and value"
 else
 	fail "bad-passthru: got:"; cat "$out/status.err"
+fi
+
+# (fio itself goes on after refusing ernic_queues=-1, with the option at its default; it stops for the others.)
+if ! status --rw=read --ernic_nsid=4294967296 && grep -q 'ernic_nsid: max value out of range: 4294967296' "$out/status.err" &&
+	! status --rw=read --ernic_stage_sample=4294967296 &&
+	grep -q 'ernic_stage_sample: max value out of range: 4294967296' "$out/status.err" &&
+	{ status --rw=read --ernic_queues=-1; grep -q 'ernic_queues: max value out of range' "$out/status.err"; }; then
+	pass "bad-numbers: ernic_nsid=4294967296, ernic_stage_sample=4294967296 and ernic_queues=-1 are refused naming the option"
+else
+	fail "bad-numbers: a value out of range was taken (it used to wrap to 0):"; cat "$out/status.err"
 fi
 
 # --- device mode, as far as a machine without NVMe reaches
