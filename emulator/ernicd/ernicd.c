@@ -592,11 +592,9 @@ int main(int argc, char **argv)
 #ifdef ERNIC_HAVE_RDMA
 	/* NVMe/RDMA serves the command line's subsystem; the control plane's listeners are NVMe/TCP. */
 	if (!rc && o.rdma) {
-		rc = ernic_rdma_port_create(tgt, &ropts, &rport);
+		rc = ernic_rdma_port_create(tgt, &ropts, &rport, err, sizeof(err));
 		if (!rc)
 			rc = ernic_rdma_port_listen(rport, o.addr, o.port, err, sizeof(err));
-		else
-			snprintf(err, sizeof(err), "cannot create the RDMA port: %s", strerror(-rc));
 		/* A port record in the set, the subsystem linked to it: a Connect through the port finds it. */
 		if (!rc) {
 			char svc[8];

@@ -447,10 +447,14 @@ static void nvmf_rdma_complete(struct ernic_req *req)
 static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&r->req.sqe;
-	const struct nvmf_connect_data *data = (const struct nvmf_connect_data *)r->buf;
+	const struct nvmf_connect_data *data = NULL;
 	uint16_t status = nvme_cqe_status(&r->req.cqe);
+	void *icd;
 
-	if (r->h2c_len >= sizeof(*data)) {
+	/* The Connect data where its SGL's offset puts it, as connect_check() read it. */
+	if (nvmf_rdma_map_icd(r, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &icd) == NVME_SC_SUCCESS)
+		data = icd;
+	if (data) {
 		char raw[NVMF_NQN_SIZE];
 
 		/* The host's 256 bytes need not end in a NUL. */
@@ -991,30 +995,46 @@ static void *nvmf_rdma_cm_thread(void *arg)
 /* -------------------------------------------------------------------- port */
 
 int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_port_opts *opts,
-			   struct ernic_rdma_port **out)
+			   struct ernic_rdma_port **out, char *err, size_t errlen)
 {
-	struct ernic_rdma_port *port = calloc(1, sizeof(*port));
+	const struct ernic_backend_cfg *cfg = ernic_target_cfg(tgt);
+	struct ernic_rdma_port *port;
 	int rc;
 
-	if (!port)
-		return -ENOMEM;
-	port->ops = nvmf_rdma_ops;
-	if (opts && opts->in_capsule_data) {
-		if (opts->in_capsule_data % 16 || opts->in_capsule_data > ERNIC_RDMA_MAX_IN_CAPSULE_DATA) {
-			free(port);
-			return -EINVAL;
-		}
-		port->ops.in_capsule_data_size = opts->in_capsule_data;
+	/*
+	 * Each slot's bounce buffer holds one command's data (NVMF_RDMA_BUF_SIZE):
+	 * an MDTS above it, or none, would promise transfers the port refuses.
+	 */
+	if (cfg->mdts == 0 || ernic_mdts_bytes(cfg->mdts) > NVMF_RDMA_BUF_SIZE) {
+		snprintf(err, errlen, "Error: nvmeof backend: mdts must be 1..%u for an NVMe/RDMA port (got %" PRIu32 ")",
+			 ERNIC_MDTS, cfg->mdts);
+		return -EINVAL;
 	}
+	if (opts && opts->in_capsule_data &&
+	    (opts->in_capsule_data % 16 || opts->in_capsule_data > ERNIC_RDMA_MAX_IN_CAPSULE_DATA)) {
+		snprintf(err, errlen, "in-capsule data %" PRIu32 ": a multiple of 16 up to %u", opts->in_capsule_data,
+			 ERNIC_RDMA_MAX_IN_CAPSULE_DATA);
+		return -EINVAL;
+	}
+	port = calloc(1, sizeof(*port));
+	if (!port) {
+		snprintf(err, errlen, "cannot create the RDMA port: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	port->ops = nvmf_rdma_ops;
+	if (opts && opts->in_capsule_data)
+		port->ops.in_capsule_data_size = opts->in_capsule_data;
 	port->ch = rdma_create_event_channel();
 	if (!port->ch) {
 		rc = errno ? -errno : -ENODEV;
+		snprintf(err, errlen, "cannot create the RDMA port: %s", strerror(-rc));
 		free(port);
 		return rc;
 	}
 	/* Events are drained until EAGAIN after each poll wake-up. */
 	if (fcntl(port->ch->fd, F_SETFL, fcntl(port->ch->fd, F_GETFL) | O_NONBLOCK)) {
 		rc = -errno;
+		snprintf(err, errlen, "cannot create the RDMA port: %s", strerror(-rc));
 		rdma_destroy_event_channel(port->ch);
 		free(port);
 		return rc;
@@ -1029,6 +1049,7 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 	pthread_cond_init(&port->cond, NULL);
 	if (ernic_trace_init(&port->trace, "rdma", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
 			     ERNIC_TRACE_STAGES_ALL)) {
+		snprintf(err, errlen, "cannot create the RDMA port: %s", strerror(EAGAIN));
 		ernic_rdma_port_destroy(port);
 		return -EAGAIN;
 	}

@@ -21,6 +21,9 @@
 #include "rdma.h"
 #include "ut.h"
 #include "ut_fixture.h"
+#ifdef ERNIC_HAVE_RDMA
+#include "ernic/rdma.h"
+#endif
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:0badc0de-0000-4000-8000-000000000001"
 #define CC_ENABLE (NVME_CC_EN | NVME_CC_NVM_ENTRY_SIZES)
@@ -1141,7 +1144,53 @@ static void test_keyed_sgl_cases_shared_with_the_real_engine_answer_as_the_table
 	fx_down();
 }
 
-UT_MAIN("rdma", UT_CASE(test_correct_key_moves_data_both_ways),
+#ifdef ERNIC_HAVE_RDMA
+/*
+ * The NVMe/RDMA port moves each command's data through a slot buffer of
+ * ERNIC_MAX_XFER: a target whose MDTS promises more, or no limit, is refused
+ * at port creation in one line naming mdts, rather than failing every larger
+ * transfer a host sends within that MDTS with SGL Data Block Length Invalid.
+ */
+static void test_rdma_port_refuses_an_mdts_its_slot_buffers_cannot_serve(void)
+{
+	static const uint32_t bad[] = { 0, ERNIC_MDTS + 1, 8 };
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt;
+	struct ernic_rdma_port *port = NULL;
+	char err[ERNIC_ERRLEN];
+	int rc;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[64];
+
+		ernic_backend_cfg_init(&cfg);
+		cfg.size = 1u << 20;
+		cfg.mdts = bad[i];
+		CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), 0);
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(ernic_rdma_port_create(tgt, NULL, &port, err, sizeof(err)), -EINVAL);
+		snprintf(want, sizeof(want), "(got %u)", bad[i]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "mdts must be 1..5"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+		ernic_target_destroy(tgt);
+	}
+	/* At the default the MDTS check passes: what follows depends on the machine's RDMA CM. */
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = 1u << 20;
+	CU_ASSERT_EQUAL_FATAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), 0);
+	err[0] = '\0';
+	rc = ernic_rdma_port_create(tgt, NULL, &port, err, sizeof(err));
+	CU_ASSERT_PTR_NULL(strstr(err, "mdts"));
+	if (rc == 0)
+		ernic_rdma_port_destroy(port);
+	ernic_target_destroy(tgt);
+}
+#define RDMA_PORT_CASES UT_CASE(test_rdma_port_refuses_an_mdts_its_slot_buffers_cannot_serve),
+#else
+#define RDMA_PORT_CASES
+#endif
+
+UT_MAIN("rdma", RDMA_PORT_CASES UT_CASE(test_correct_key_moves_data_both_ways),
 	UT_CASE(test_wrong_key_is_data_transfer_error_and_nothing_moves),
 	UT_CASE(test_stale_key_after_invalidate_is_data_transfer_error),
 	UT_CASE(test_destroyed_region_key_is_data_transfer_error),

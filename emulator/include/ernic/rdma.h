@@ -79,11 +79,12 @@ struct ernic_rdma_port_opts {
 
 /*
  * A port of @tgt that does not listen yet: opens the RDMA CM event channel.
- * Returns 0 or -errno (-ENODEV when the kernel has no RDMA CM, -EINVAL for
- * an @in_capsule_data the port cannot offer).
+ * Returns 0 or -errno with @err set (-ENODEV when the kernel has no RDMA CM,
+ * -EINVAL for an @in_capsule_data the port cannot offer or a target whose
+ * MDTS is 0 or above ERNIC_MDTS, more than a slot's buffer holds).
  */
 int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_port_opts *opts,
-			   struct ernic_rdma_port **out);
+			   struct ernic_rdma_port **out, char *err, size_t errlen);
 /*
  * Bind @traddr:@trsvcid (numeric; the address of an RDMA device's netdev,
  * "0" picks a free port), listen, and tell the target's discovery log about
