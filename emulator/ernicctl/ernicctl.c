@@ -107,13 +107,16 @@ static void req_end(struct req *r)
 /* A decimal argument, as a JSON number; bad input names the argument. */
 static void req_uint(struct req *r, const char *key, const char *what, const char *arg)
 {
-	char *end;
+	unsigned long long v;
+	char *end, num[24];
 
 	errno = 0;
-	(void)strtoull(arg, &end, 10);
-	if (errno || !arg[0] || *end || arg[0] == '-')
-		die_usage("bad %s '%s': expected a decimal number", what, arg);
-	req_raw(r, key, arg);
+	v = strtoull(arg, &end, 10);
+	if (errno || !arg[0] || *end || arg[0] == '-' || arg[0] == '+' || v > INT64_MAX)
+		die_usage("bad %s '%s': expected a decimal number up to %lld", what, arg, (long long)INT64_MAX);
+	/* As parsed, not as typed: JSON has no leading zeros ("01"). */
+	snprintf(num, sizeof(num), "%llu", v);
+	req_raw(r, key, num);
 }
 
 /* ADDR:PORT or [ADDR]:PORT into traddr and trsvcid. */

@@ -475,6 +475,11 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 			CFG_RAW_MAX, cfg_raw(raw, "size", "1G"));
 		goto out;
 	}
+	if (cfg->size > ERNIC_NS_SIZE_MAX) {
+		cfg_err(err, errlen, CFG_ERR "size must be at most %llu bytes, 1 EiB (got '%.*s')", ERNIC_NS_SIZE_MAX,
+			CFG_RAW_MAX, cfg_raw(raw, "size", "1G"));
+		goto out;
+	}
 	rc = cfg_check_queues(cfg, cfg_raw(raw, "queues", queues_raw), !cfg->skip_mr_budget, true, err, errlen);
 out:
 	free(copy);

@@ -4,6 +4,7 @@
  * turned into changes of a set of subsystems (nvmf.c) and of the NVMe/TCP
  * ports that serve it, in the spirit of SPDK's JSON-RPC and nvmetcli.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -22,6 +23,7 @@
 
 #define CTL_MAX_LINE (64 * 1024)
 #define CTL_POLL_MS 100
+#define CTL_IDLE_MS 5000 /* a client silent this long, or not reading, is dropped (ctl_serve_client()) */
 
 /* One NVMe/TCP port per listener address; its set's port record has the same Port ID. */
 struct ctl_listener {
@@ -204,7 +206,8 @@ static int param_hex(const struct json *params, const char *key, uint8_t *dst, s
 
 		if (*p == '-')
 			continue;
-		if (got == n * 2 || sscanf(p, "%1x", &x) != 1)
+		/* isxdigit() first: sscanf's %x would skip white space and read the next digit in its place. */
+		if (got == n * 2 || !isxdigit((unsigned char)*p) || sscanf(p, "%1x", &x) != 1)
 			return fail(e, -EINVAL, "%s '%s': must be %zu hex digits", key, s, n * 2);
 		dst[got / 2] = (uint8_t)(got & 1 ? dst[got / 2] | x : x << 4);
 		got++;
@@ -321,7 +324,9 @@ static int m_namespace_add(struct ernic_control *ctl, const struct json *params,
 	    param_hex(params, "eui64", ids.eui64, sizeof(ids.eui64), &ids.has_eui64, e))
 		return e->code;
 	/* The nvmeof: prefix may be left out; queue settings come from the set. */
-	snprintf(str, sizeof(str), "%s%s", strncmp(backend, "nvmeof:", 7) ? "nvmeof:" : "", backend);
+	if ((size_t)snprintf(str, sizeof(str), "%s%s", strncmp(backend, "nvmeof:", 7) ? "nvmeof:" : "", backend) >=
+	    sizeof(str))
+		return fail(e, -EINVAL, "backend: longer than %zu bytes", sizeof(str) - 1);
 	ernic_backend_cfg_init(&cfg);
 	rc = ernic_backend_parse(str, &cfg, e->msg, sizeof(e->msg));
 	if (rc)
@@ -434,7 +439,8 @@ static int ctl_listener_open(struct ernic_control *ctl, const char *traddr, cons
 int ernic_control_listener_add(struct ernic_control *ctl, const char *subnqn, const char *traddr,
 			       const char *trsvcid, uint16_t *bound, char *err, size_t errlen)
 {
-	uint16_t portid = strcmp(trsvcid, "0") ? ernic_nvmf_port_find(ctl->nvmf, traddr, trsvcid) : 0;
+	/* The control plane's listeners are NVMe/TCP: an RDMA port at the same address and number is another port. */
+	uint16_t portid = strcmp(trsvcid, "0") ? ernic_nvmf_port_find(ctl->nvmf, NVMF_TRTYPE_TCP, traddr, trsvcid) : 0;
 	bool opened = false;
 	int rc = 0;
 
@@ -443,6 +449,10 @@ int ernic_control_listener_add(struct ernic_control *ctl, const char *subnqn, co
 		return -ENOENT;
 	}
 	/* Several subsystems share one listener: only the first opens the port. */
+	if (portid && !ctl_listener(ctl, portid)) {
+		snprintf(err, errlen, "listener '%s:%s': a port record the control plane did not open", traddr, trsvcid);
+		return -EEXIST;
+	}
 	if (!portid) {
 		rc = ctl_listener_open(ctl, traddr, trsvcid, &portid, err, errlen);
 		opened = !rc;
@@ -470,7 +480,7 @@ static int m_listener_add(struct ernic_control *ctl, const struct json *params, 
 	if (rc)
 		return e->code = rc;
 	snprintf(svc, sizeof(svc), "%u", bound);
-	outf(o, "{\"portid\":%u,\"traddr\":", ernic_nvmf_port_find(ctl->nvmf, traddr, svc));
+	outf(o, "{\"portid\":%u,\"traddr\":", ernic_nvmf_port_find(ctl->nvmf, NVMF_TRTYPE_TCP, traddr, svc));
 	out_str(o, traddr);
 	outf(o, ",\"trsvcid\":\"%u\"}", bound);
 	return 0;
@@ -486,7 +496,7 @@ static int m_listener_remove(struct ernic_control *ctl, const struct json *param
 
 	if (param_str(params, "nqn", true, &nqn, e) || param_addr(params, false, &traddr, svc, sizeof(svc), e))
 		return e->code;
-	portid = ernic_nvmf_port_find(ctl->nvmf, traddr, svc);
+	portid = ernic_nvmf_port_find(ctl->nvmf, NVMF_TRTYPE_TCP, traddr, svc);
 	if (!portid)
 		return fail(e, -ENOENT, "traddr '%s' trsvcid '%s': no such listener", traddr, svc);
 	rc = ernic_nvmf_unlink(ctl->nvmf, portid, nqn, e->msg, sizeof(e->msg));
@@ -515,7 +525,8 @@ static int m_ana_set(struct ernic_control *ctl, const struct json *params, struc
 		return fail(e, -EINVAL,
 			    "state '%s': must be optimized, non-optimized, inaccessible, persistent-loss or change",
 			    state);
-	portid = ernic_nvmf_port_find(ctl->nvmf, traddr, svc);
+	/* Any transport's port: ANA states belong to the port record, NVMe/TCP or NVMe/RDMA. */
+	portid = ernic_nvmf_port_find(ctl->nvmf, 0, traddr, svc);
 	if (!portid)
 		return fail(e, -ENOENT, "traddr '%s' trsvcid '%s': no such listener", traddr, svc);
 	rc = ernic_nvmf_ana_set(ctl->nvmf, portid, (uint32_t)grp, st, e->msg, sizeof(e->msg));
@@ -777,19 +788,31 @@ int ernic_control_load(struct ernic_control *ctl, const char *path, char *err, s
 
 /* ------------------------------------------------------------------ socket */
 
-/* Serve one client until it closes: each line in, one line out. */
+/*
+ * Serve one client until it closes: each line in, one line out. Clients are
+ * served one at a time, so one that sends nothing for CTL_IDLE_MS, or does not
+ * read its answer within it, is dropped rather than shutting out the others.
+ */
 static void ctl_serve_client(struct ernic_control *ctl, int fd)
 {
+	const struct timeval snd = { .tv_sec = CTL_IDLE_MS / 1000, .tv_usec = CTL_IDLE_MS % 1000 * 1000 };
 	char *buf = malloc(CTL_MAX_LINE);
 	size_t have = 0;
+	int idle_ms = 0;
 
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
 	while (buf && !atomic_load(&ctl->stopping)) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		char *nl;
 		ssize_t n;
 
-		if (poll(&pfd, 1, CTL_POLL_MS) <= 0)
+		if (poll(&pfd, 1, CTL_POLL_MS) <= 0) {
+			idle_ms += CTL_POLL_MS;
+			if (idle_ms >= CTL_IDLE_MS)
+				break;
 			continue;
+		}
+		idle_ms = 0;
 		n = read(fd, buf + have, CTL_MAX_LINE - 1 - have);
 		if (n <= 0)
 			break;
@@ -852,12 +875,27 @@ int ernic_control_listen(struct ernic_control *ctl, const char *path, char *err,
 		snprintf(err, errlen, "control path '%s': socket: %s", path, strerror(errno));
 		return -errno;
 	}
-	/* A socket file left by a daemon that died is replaced; anything else is not. */
+	/*
+	 * A socket file left by a daemon that died is replaced; one a live
+	 * daemon answers on is not (it would lose its only way in), nor is
+	 * anything that is not a socket.
+	 */
 	{
 		struct stat st;
 
-		if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		if (!lstat(path, &st) && S_ISSOCK(st.st_mode)) {
+			int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			bool live = probe >= 0 && !connect(probe, (struct sockaddr *)&sun, sizeof(sun));
+
+			if (probe >= 0)
+				close(probe);
+			if (live) {
+				snprintf(err, errlen, "control path '%s': another ernicd answers there", path);
+				close(fd);
+				return -EADDRINUSE;
+			}
 			unlink(path);
+		}
 	}
 	/* Root-only from the first instant: no window in which another user could connect. */
 	old = umask(0177);

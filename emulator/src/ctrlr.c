@@ -314,9 +314,9 @@ int ernic_target_resize_ns(struct ernic_target *tgt, uint32_t nsid, uint64_t siz
 		snprintf(err, errlen, "nsid %u: no such namespace", nsid);
 		return -ENOENT;
 	}
-	if (size == 0 || size & ((1ull << ns->lba_shift) - 1)) {
-		snprintf(err, errlen, "size %llu: must be a non-zero multiple of the block size %u",
-			 (unsigned long long)size, 1u << ns->lba_shift);
+	if (size == 0 || size & ((1ull << ns->lba_shift) - 1) || size > ERNIC_NS_SIZE_MAX) {
+		snprintf(err, errlen, "size %llu: must be a non-zero multiple of the block size %u, at most %llu",
+			 (unsigned long long)size, 1u << ns->lba_shift, ERNIC_NS_SIZE_MAX);
 		return -EINVAL;
 	}
 	old = ernic_ns_size(ns);

@@ -146,6 +146,14 @@ static int json_members(struct json_reader *r, struct json *v, int depth, bool o
 			rc = json_string(r, &m->key);
 			if (rc)
 				return rc;
+			/* Readers disagree on which of two same-named members wins (jq: the last): refuse both. */
+			for (const struct json *o = v->child; o != m; o = o->next)
+				if (!strcmp(o->key, m->key)) {
+					char what[96];
+
+					snprintf(what, sizeof(what), "member '%.64s' given twice", m->key);
+					return json_fail(r, what);
+				}
 			json_skip_ws(r);
 			if (r->text[r->pos++] != ':')
 				return json_fail(r, "expected ':'");

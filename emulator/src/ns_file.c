@@ -176,8 +176,12 @@ int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uin
 		       size_t errlen)
 {
 	struct stat st;
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* A file this call creates is removed again if the namespace fails: a refused request leaves nothing. */
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	bool created = fd >= 0;
 
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "Error: nvmeof backend: file='%s': %s", path, strerror(errno));
 		return -errno;
@@ -201,6 +205,8 @@ int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uin
 		snprintf(err, errlen, "Error: nvmeof backend: file='%s': cannot size to %llu bytes: %s", path,
 			 (unsigned long long)size, strerror(e));
 		close(fd);
+		if (created)
+			unlink(path);
 		return -e;
 	}
 	ns->fd = fd;

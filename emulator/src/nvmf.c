@@ -243,14 +243,14 @@ static struct ernic_nvmf_port *nvmf_port_locked(struct ernic_nvmf *nvmf, uint16_
 	return NULL;
 }
 
-uint16_t ernic_nvmf_port_find(struct ernic_nvmf *nvmf, const char *traddr, const char *trsvcid)
+uint16_t ernic_nvmf_port_find(struct ernic_nvmf *nvmf, uint8_t trtype, const char *traddr, const char *trsvcid)
 {
 	uint16_t portid = 0;
 
 	pthread_mutex_lock(&nvmf->lock);
 	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_PORTS && !portid; i++)
-		if (nvmf->ports[i].portid && !strcmp(nvmf->ports[i].traddr, traddr) &&
-		    !strcmp(nvmf->ports[i].trsvcid, trsvcid))
+		if (nvmf->ports[i].portid && (!trtype || nvmf->ports[i].trtype == trtype) &&
+		    !strcmp(nvmf->ports[i].traddr, traddr) && !strcmp(nvmf->ports[i].trsvcid, trsvcid))
 			portid = nvmf->ports[i].portid;
 	pthread_mutex_unlock(&nvmf->lock);
 	return portid;
@@ -267,7 +267,7 @@ int ernic_nvmf_port_add(struct ernic_nvmf *nvmf, uint8_t trtype, const char *tra
 		snprintf(err, errlen, "listener '%s:%s': bad address or service", traddr, trsvcid);
 		return -EINVAL;
 	}
-	if (ernic_nvmf_port_find(nvmf, traddr, trsvcid)) {
+	if (ernic_nvmf_port_find(nvmf, trtype, traddr, trsvcid)) {
 		snprintf(err, errlen, "listener '%s:%s': exists", traddr, trsvcid);
 		return -EEXIST;
 	}

@@ -134,6 +134,10 @@ static void test_size_suffixes_binary_any_case(void)
 static void test_size_bad_values_name_key_and_value(void)
 {
 	expect_err("nvmeof:size=1000", "Error: nvmeof backend: size must be a positive multiple of bs 4096 (got '1000')");
+	/* Within 4 KiB of 2^64 a page round-up wrapped to 0: a namespace of no memory that said it had 2^55 blocks. */
+	expect_err("nvmeof:size=18446744073709551104,bs=512",
+		   "Error: nvmeof backend: size must be at most 1152921504606846976 bytes, 1 EiB "
+		   "(got '18446744073709551104')");
 	expect_err("nvmeof:size=0", "Error: nvmeof backend: size must be a positive multiple of bs 4096 (got '0')");
 	expect_err("nvmeof:size=abc", "Error: nvmeof backend: size must be a positive multiple of bs 4096 (got 'abc')");
 	expect_err("nvmeof:size=-4K", "Error: nvmeof backend: size must be a positive multiple of bs 4096 (got '-4K')");

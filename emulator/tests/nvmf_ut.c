@@ -18,6 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "ernic/control.h"
 #include "target.h"
 #include "ut.h"
 #include "ut_fixture.h"
@@ -616,6 +620,77 @@ static void test_inactive_nsid_reads_as_zeroes_and_a_path_error_is_logged_withou
 	fx_down(&fx);
 }
 
+/* A resize past ERNIC_NS_SIZE_MAX is refused, naming the size: near 2^64 it used to map nothing and say yes. */
+static void test_resize_beyond_the_largest_namespace_is_refused(void)
+{
+	struct fx fx;
+	char err[ERNIC_ERRLEN] = "";
+
+	fx_up(&fx, false);
+	CU_ASSERT_EQUAL(ernic_target_resize_ns(fx.a, 1, 18446744073709551104ull, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "size 18446744073709551104"));
+	CU_ASSERT_EQUAL(ernic_target_resize_ns(fx.a, 1, ERNIC_NS_SIZE_MAX + 4096, err, sizeof(err)), -EINVAL);
+	fx_down(&fx);
+}
+
+/* A TCP port number free on loopback right now. */
+static uint16_t free_tcp_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint16_t port = 0;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) && !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/*
+ * ernicd --transport rdma records its RDMA CM port in the set; a control
+ * plane listener (NVMe/TCP) at the same address and number is another port,
+ * not that record, which the control plane never opened (it used to be taken
+ * for one of its own listeners and dereferenced as NULL).
+ */
+static void test_control_listener_at_an_rdma_ports_address_is_a_tcp_port_of_its_own(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct ernic_nvmf *nvmf;
+	struct ernic_control *ctl;
+	char err[ERNIC_ERRLEN] = "", req[256], want[64];
+	uint16_t rdma_portid = 0, port = free_tcp_port();
+	char svc[8], *r;
+
+	CU_ASSERT_FATAL(port != 0);
+	snprintf(svc, sizeof(svc), "%u", port);
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = 1u << 20;
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_create(&cfg, &nvmf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(nvmf, &(struct ernic_target_opts){ .subnqn = NQN_A }, NULL, err,
+						    sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(nvmf, &(struct ernic_target_opts){ .subnqn = NQN_B }, NULL, err,
+						    sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(nvmf, NVMF_TRTYPE_RDMA, "127.0.0.1", svc, &rdma_portid, err,
+						  sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ernic_nvmf_link(nvmf, rdma_portid, NQN_A, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_control_create(nvmf, NULL, &ctl), 0);
+	snprintf(req, sizeof(req),
+		 "{\"method\":\"listener_add\",\"params\":{\"nqn\":\"%s\",\"traddr\":\"127.0.0.1\",\"trsvcid\":%u}}",
+		 NQN_B, port);
+	r = ernic_control_request(ctl, req);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	snprintf(want, sizeof(want), "\"trsvcid\":\"%u\"", port);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r, want));
+	CU_ASSERT_PTR_NULL(strstr(r, "error"));
+	CU_ASSERT_NOT_EQUAL(ernic_nvmf_port_find(nvmf, NVMF_TRTYPE_TCP, "127.0.0.1", svc), rdma_portid);
+	CU_ASSERT_EQUAL(ernic_nvmf_port_find(nvmf, NVMF_TRTYPE_RDMA, "127.0.0.1", svc), rdma_portid);
+	free(r);
+	ernic_control_destroy(ctl);
+	ernic_nvmf_destroy(nvmf);
+}
+
 static void test_removing_a_listener_fails_the_controllers_reached_through_it_only(void)
 {
 	struct fx fx;
@@ -654,4 +729,6 @@ UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_su
 	UT_CASE(test_ana_state_change_is_announced_logged_and_fails_io_on_that_path_only),
 	UT_CASE(test_ana_change_notice_is_masked_until_the_ana_log_is_read),
 	UT_CASE(test_inactive_nsid_reads_as_zeroes_and_a_path_error_is_logged_without_dnr),
+	UT_CASE(test_control_listener_at_an_rdma_ports_address_is_a_tcp_port_of_its_own),
+	UT_CASE(test_resize_beyond_the_largest_namespace_is_refused),
 	UT_CASE(test_removing_a_listener_fails_the_controllers_reached_through_it_only))

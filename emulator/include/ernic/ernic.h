@@ -48,6 +48,12 @@ extern "C" {
 #define ERNIC_PAGE_SIZE 4096u
 /* The default MDTS in bytes; a target's own limit is ernic_mdts_bytes(cfg->mdts). */
 #define ERNIC_MAX_XFER (ERNIC_PAGE_SIZE << ERNIC_MDTS)
+/*
+ * Largest namespace, 1 EiB: rounding a size up to a page, and the address
+ * space a RAM namespace reserves to grow into (four times its size), never
+ * wrap, so every block a namespace reports is backed.
+ */
+#define ERNIC_NS_SIZE_MAX (1ull << 60)
 /* Largest mdts=: 4 KiB << 19 = 2 GiB, the largest power of two the 32-bit SGL length holds. */
 #define ERNIC_MDTS_MAX 19
 /*

@@ -74,8 +74,12 @@ int ernic_nvmf_port_add(struct ernic_nvmf *nvmf, uint8_t trtype, const char *tra
 			uint16_t *portid, char *err, size_t errlen);
 /* Remove a port record: every controller reached through it becomes fatal. */
 int ernic_nvmf_port_remove(struct ernic_nvmf *nvmf, uint16_t portid, char *err, size_t errlen);
-/* The Port ID at @traddr/@trsvcid, 0 when none. */
-uint16_t ernic_nvmf_port_find(struct ernic_nvmf *nvmf, const char *traddr, const char *trsvcid);
+/*
+ * The Port ID at @traddr/@trsvcid of transport @trtype (NVMF_TRTYPE_*; 0 for
+ * any), 0 when none. TCP ports and RDMA CM ports are numbered apart: one
+ * address and number can be a port of each.
+ */
+uint16_t ernic_nvmf_port_find(struct ernic_nvmf *nvmf, uint8_t trtype, const char *traddr, const char *trsvcid);
 /* Link or unlink a subsystem and a port; unlinking makes the controllers of that path fatal. */
 int ernic_nvmf_link(struct ernic_nvmf *nvmf, uint16_t portid, const char *subnqn, char *err, size_t errlen);
 int ernic_nvmf_unlink(struct ernic_nvmf *nvmf, uint16_t portid, const char *subnqn, char *err, size_t errlen);
