@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a group of targets needs, saying what is installed.
-# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts browser workflows fuzz perf)
+# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts regress browser workflows fuzz perf)
 set -eu
 pkgs=""
 for group in "$@"; do
@@ -12,6 +12,7 @@ for group in "$@"; do
 	blktests) pkgs="$pkgs gawk uuid-runtime xfsprogs e2fsprogs diffutils util-linux mount procps" ;;
 	playbooks) pkgs="$pkgs ansible-core ansible-lint jq xz-utils" ;;
 	charts) pkgs="$pkgs gnuplot-nox" ;;
+	regress) pkgs="$pkgs jq mawk locales" ;;
 	browser) pkgs="$pkgs chromium" ;;
 	workflows) pkgs="$pkgs yamllint make" ;;
 	fuzz) pkgs="$pkgs clang-14 libfuzzer-14-dev libclang-rt-14-dev" ;;

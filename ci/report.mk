@@ -17,6 +17,7 @@ report:
 
 test-more: test-regress test-report test-workflows
 test-regress:
+	ci/deps.sh regress
 	ci/test-regress
 
 deps-report:

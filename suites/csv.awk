@@ -38,8 +38,9 @@ function ernic_engine(e) { return e ~ /ernic-fio\.so$/ }
 function engine_name(e) { return ernic_engine(e) ? "ernic" : e }
 
 # median(a, n): the median of a[1..n], which it leaves as it was (it sorts a copy: n is a handful of rows).
+# The copy is numeric: fields csvsplit() builds are strings, and "876144.8" > "1134020.8" as text.
 function median(a, n,   i, j, t, s) {
-	for (i = 1; i <= n; i++) s[i] = a[i]
+	for (i = 1; i <= n; i++) s[i] = a[i] + 0
 	for (i = 2; i <= n; i++) {
 		t = s[i]
 		for (j = i - 1; j >= 1 && s[j] > t; j--) s[j + 1] = s[j]

@@ -6,6 +6,11 @@
 # csv_ready and csv_upgrade. Functions print one line naming the file and return 1 on error;
 # the caller decides whether that ends the script.
 
+# Every script that sources this reads and writes numbers with a decimal point whatever the caller's locale
+# (mawk under a comma-decimal LC_NUMERIC reads "1.4" as 1 and prints 1,4): the C locale, for them and the
+# tools they run.
+export LC_ALL=C
+
 ERNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CSV_AWK=$(cat "$ERNIC_ROOT/suites/csv.awk")
 
