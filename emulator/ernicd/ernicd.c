@@ -448,6 +448,19 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 	return buf;
 }
 
+/*
+ * The subsystem whose counters SIGUSR1 and --stats report: the command line's
+ * NQN as it is now, so one removed and added again through the control socket
+ * is the new one; once removed and not added again, the last counters of the
+ * one it had (a removed subsystem stays in the set until ernicd exits).
+ */
+static struct ernic_target *counters_subsys(struct ernic_nvmf *nvmf, struct ernic_target *first, const char *nqn)
+{
+	struct ernic_target *now = ernic_nvmf_subsys_find(nvmf, nqn);
+
+	return now ? now : first;
+}
+
 static void print_counters(struct ernic_target *tgt, struct ernic_control *ctl, struct ernic_rdma_port *rport,
 			   const struct ernicd_opts *o)
 {
@@ -644,7 +657,7 @@ int main(int argc, char **argv)
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGUSR1) {
-			print_counters(tgt, ctl, rport, &o);
+			print_counters(counters_subsys(nvmf, tgt, o.nqn), ctl, rport, &o);
 			continue;
 		}
 		break;
@@ -661,7 +674,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
-	print_counters(tgt, ctl, rport, &o);
+	print_counters(counters_subsys(nvmf, tgt, o.nqn), ctl, rport, &o);
 #ifdef ERNIC_HAVE_RDMA
 	ernic_rdma_port_destroy(rport);
 #endif
