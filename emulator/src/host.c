@@ -24,7 +24,8 @@ struct ernic_host_slot {
 	uint32_t mr_handle;
 	uint32_t rkey;
 	bool mr_valid;
-	bool sampled; /* its command carries stage stamps */
+	bool sampled;	/* its command carries stage stamps */
+	bool abandoned; /* ernic_host_admin() gave up on it: its completion only frees the CID */
 };
 
 /*
@@ -48,6 +49,13 @@ struct ernic_host_qpair {
 	uint32_t nr_free;
 	uint16_t *free_cids;
 	struct ernic_host_slot *slots;
+	/*
+	 * Completions ernic_host_admin() reaped that were not its own (an AER
+	 * that fired meanwhile), handed out first by the next ernic_host_poll().
+	 * One per outstanding command at most, so @depth entries.
+	 */
+	struct ernic_host_cpl *held;
+	uint32_t nr_held;
 	uint32_t nr_mrs; /* regions allocated so far for this queue's pool */
 	/* Commands until the next sampled one; UINT64_MAX (never, in practice) when off. */
 	uint64_t sample_left;
@@ -82,8 +90,10 @@ static void host_qpair_fini(struct ernic_host_qpair *qp)
 	qp->nr_mrs = 0;
 	free(qp->slots);
 	free(qp->free_cids);
+	free(qp->held);
 	qp->slots = NULL;
 	qp->free_cids = NULL;
+	qp->held = NULL;
 }
 
 /*
@@ -102,7 +112,8 @@ static int host_qpair_init(struct ernic_host_ctrlr *hc, struct ernic_host_qpair 
 	qp->sample_left = UINT64_MAX;
 	qp->slots = calloc(depth, sizeof(*qp->slots));
 	qp->free_cids = calloc(depth, sizeof(*qp->free_cids));
-	if (!qp->slots || !qp->free_cids) {
+	qp->held = calloc(depth, sizeof(*qp->held));
+	if (!qp->slots || !qp->free_cids || !qp->held) {
 		snprintf(err, errlen, "out of memory for QID %u", qid);
 		host_qpair_fini(qp);
 		return -ENOMEM;
@@ -142,7 +153,9 @@ static uint32_t data_access(const struct nvme_sqe *sqe)
 	}
 }
 
-int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, void *buf, uint32_t len, void *ctx)
+/* ernic_host_submit(), and the CID the command took in @cid_out. */
+static int host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, void *buf, uint32_t len, void *ctx,
+		       uint16_t *cid_out)
 {
 	struct ernic_inproc_qpair *tq = qp->tq;
 	struct ernic_host_slot *slot;
@@ -156,11 +169,13 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 		return -ENOTCONN;
 	if (ERNIC_UNLIKELY(len > NVME_KEYED_SGL_MAX_LEN))
 		return -EINVAL;
-	/* After the refusals, so 1 in N is of the commands that go out. */
-	if (ERNIC_UNLIKELY(--qp->sample_left == 0)) {
-		qp->sample_left = qp->sample_every ? qp->sample_every : UINT64_MAX;
+	/*
+	 * The clock is read before the registration, which the host driver
+	 * stage includes; the count moves only once the command goes out
+	 * (below), so 1 in N is of the commands that do.
+	 */
+	if (ERNIC_UNLIKELY(qp->sample_left == 1))
 		t_submit = ernic_now_ns();
-	}
 	cid = qp->free_cids[qp->nr_free - 1];
 	slot = &qp->slots[cid];
 	dst = &tq->sq_ring[qp->sq_tail & tq->mask];
@@ -173,11 +188,8 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 
 		/* FRWR: a new key for every registration, so a stale rkey can never hit. */
 		rc = ernic_mr_fast_reg(qp->mr, slot->mr_handle, buf, len, data_access(sqe), &rkey);
-		if (ERNIC_UNLIKELY(rc)) {
-			if (t_submit)
-				qp->sample_left = 1; /* the next command takes the sample */
+		if (ERNIC_UNLIKELY(rc))
 			return rc;
-		}
 		slot->rkey = rkey;
 		slot->mr_valid = true;
 		nvme_keyed_sgl_set(&dst->dptr, (uint64_t)(uintptr_t)buf, len, rkey,
@@ -186,7 +198,12 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 		nvme_keyed_sgl_set(&dst->dptr, 0, 0, 0, NVME_SGL_SUBTYPE_ADDRESS);
 	}
 	slot->ctx = ctx;
+	slot->abandoned = false;
 	qp->nr_free--;
+	if (ERNIC_UNLIKELY(--qp->sample_left == 0))
+		qp->sample_left = qp->sample_every ? qp->sample_every : UINT64_MAX;
+	else
+		t_submit = 0;
 	if (ERNIC_UNLIKELY(t_submit)) {
 		struct ernic_stage_stamps *st = &tq->stamps[cid & tq->mask];
 
@@ -201,7 +218,14 @@ int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, v
 		st->doorbell = ernic_now_ns();
 	}
 	ernic_inproc_ring_doorbell(tq, ++qp->sq_tail);
+	if (cid_out)
+		*cid_out = cid;
 	return 0;
+}
+
+int ernic_host_submit(struct ernic_host_qpair *qp, const struct nvme_sqe *sqe, void *buf, uint32_t len, void *ctx)
+{
+	return host_submit(qp, sqe, buf, len, ctx, NULL);
 }
 
 static inline void stage_add(struct ernic_host_stage_acc *acc, enum ernic_stage stage, uint64_t ns)
@@ -234,7 +258,8 @@ static void host_stage_account(struct ernic_host_qpair *qp, struct ernic_stage_s
 			      memory_order_relaxed);
 }
 
-int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, int max)
+/* Completions from the queue's ring only (ernic_host_poll() hands out the held ones first). */
+static int host_poll_ring(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, int max)
 {
 	struct ernic_inproc_qpair *tq = qp->tq;
 	uint32_t tail = atomic_load_explicit(&tq->cq_tail, memory_order_acquire);
@@ -259,14 +284,29 @@ int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, in
 				ernic_mr_invalidate(qp->mr, tq->pd, slot->rkey);
 			slot->mr_valid = false;
 		}
+		qp->free_cids[qp->nr_free++] = cid;
+		if (ERNIC_UNLIKELY(slot->abandoned)) {
+			slot->abandoned = false;
+			continue;
+		}
 		cpls[n].ctx = slot->ctx;
 		cpls[n].status = nvme_cqe_status(&cpl->cqe);
 		cpls[n].dnr = nvme_cqe_dnr(&cpl->cqe);
 		cpls[n].dw0 = cpl->cqe.dw0;
 		n++;
-		qp->free_cids[qp->nr_free++] = cid;
 	}
 	return n;
+}
+
+int ernic_host_poll(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, int max)
+{
+	int n = 0;
+
+	while (ERNIC_UNLIKELY(qp->nr_held) && n < max) {
+		cpls[n++] = qp->held[0];
+		memmove(&qp->held[0], &qp->held[1], --qp->nr_held * sizeof(qp->held[0]));
+	}
+	return n + host_poll_ring(qp, cpls + n, max - n);
 }
 
 void ernic_host_qpair_set_stage_sampling(struct ernic_host_qpair *qp, uint32_t every)
@@ -350,17 +390,20 @@ static int host_qpair_cmd(struct ernic_host_qpair *qp, struct nvme_sqe *sqe, voi
 	struct ernic_host_cpl cpl;
 	char marker;
 	uint64_t deadline;
+	uint16_t cid;
 	int rc;
 
-	rc = ernic_host_submit(qp, sqe, buf, len, &marker);
+	rc = host_submit(qp, sqe, buf, len, &marker, &cid);
 	if (rc)
 		return rc;
 	deadline = ernic_now_ns() + HOST_ADMIN_TIMEOUT_NS;
 	for (;;) {
-		if (ernic_host_poll(qp, &cpl, 1) == 1) {
-			/* Completions of other commands (an AER aborted at teardown) are dropped here. */
-			if (cpl.ctx != &marker)
+		if (host_poll_ring(qp, &cpl, 1) == 1) {
+			/* Another command's completion (an AER that fired): kept for the next ernic_host_poll(). */
+			if (cpl.ctx != &marker) {
+				qp->held[qp->nr_held++] = cpl;
 				continue;
+			}
 			memset(cqe, 0, sizeof(*cqe));
 			cqe->dw0 = cpl.dw0;
 			cqe->status = (uint16_t)(cpl.status << 1);
@@ -368,9 +411,22 @@ static int host_qpair_cmd(struct ernic_host_qpair *qp, struct nvme_sqe *sqe, voi
 			return 0;
 		}
 		if (ernic_now_ns() > deadline)
-			return -ETIMEDOUT;
+			break;
 		sched_yield();
 	}
+	/*
+	 * Given up on: the caller may free @buf, so the region over it is
+	 * invalidated now, as nvme-rdma does before it fails a request: a
+	 * transfer the controller starts later fails on the stale key instead
+	 * of writing there. Its completion, whenever it comes, frees the CID
+	 * only; no later call takes it for its own.
+	 */
+	if (qp->slots[cid].mr_valid) {
+		ernic_mr_invalidate(qp->mr, qp->tq->pd, qp->slots[cid].rkey);
+		qp->slots[cid].mr_valid = false;
+	}
+	qp->slots[cid].abandoned = true;
+	return -ETIMEDOUT;
 }
 
 int ernic_host_admin(struct ernic_host_ctrlr *hc, struct nvme_sqe *sqe, void *buf, uint32_t len,

@@ -803,7 +803,71 @@ static void test_ns_changed_during_smart_log_does_not_deadlock(void)
 	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
 }
 
-UT_MAIN("inproc", UT_CASE(test_million_flushes_at_qd128_each_completes_exactly_once),
+/* An AER that completes while ernic_host_admin() polls the admin queue reaches the next ernic_host_poll(). */
+static void test_aer_completion_survives_a_synchronous_admin_command(void)
+{
+	struct ernic_target *tgt = target(1, 32, 1, 1ull << 20);
+	struct ernic_host_ctrlr *hc;
+	struct ernic_host_qpair *aq;
+	struct ernic_host_cpl cpl = { 0 };
+	struct nvme_sqe sqe;
+	uint64_t deadline;
+	int n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	hc = ut_host_connect(tgt, 1, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
+	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL), 0);
+	aq = ernic_host_admin_qpair(hc);
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opc = NVME_ADMIN_ASYNC_EVENT;
+	CU_ASSERT_EQUAL(ernic_host_submit(aq, &sqe, NULL, 0, (void *)0xAE), 0);
+	ut_sleep_ms(20);
+	ernic_target_ns_changed(tgt, 1); /* the held AER completes: its CQE is in the admin CQ now */
+	/* On the same thread, as ernic_host_admin_qpair() allows: the admin command must not swallow the AER */
+	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_GET_FEATURES, NVME_FEAT_NUM_QUEUES, 0, NULL), 0);
+	deadline = ernic_now_ns() + 1000000000ull;
+	while ((n = ernic_host_poll(aq, &cpl, 1)) == 0 && ernic_now_ns() < deadline)
+		sched_yield();
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_PTR_EQUAL(cpl.ctx, (void *)0xAE);
+	ernic_host_disconnect(hc);
+	ut_target_stop(tgt);
+}
+
+/* A submit refused at fast registration never went out: it does not count toward 1 in N. */
+static void test_a_submit_refused_at_registration_is_not_one_of_the_n(void)
+{
+	struct ernic_target *tgt = target(1, 8, 1, 1ull << 20);
+	struct ernic_host_ctrlr *hc;
+	struct ernic_host_qpair *qp;
+	struct ernic_stage_stats s;
+	static uint8_t buf[4096];
+	struct nvme_sqe sqe;
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
+	hc = ut_host_connect(tgt, 1, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
+	qp = ernic_host_io_qpair(hc, 1);
+	ernic_host_set_stage_sampling(hc, 3);
+	ernic_host_rw_sqe(&sqe, NVME_CMD_READ, 1, 0, 1);
+	CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, buf, sizeof(buf), NULL), 0);
+	/* A region that cannot be registered (addr + len wraps): refused, never goes out */
+	rc = ernic_host_submit(qp, &sqe, (void *)(UINTPTR_MAX - 100), 4096, NULL);
+	CU_ASSERT_EQUAL(rc, -EINVAL);
+	CU_ASSERT_EQUAL(ernic_host_outstanding(qp), 1);
+	CU_ASSERT_EQUAL(ernic_host_submit(qp, &sqe, buf, sizeof(buf), NULL), 0);
+	CU_ASSERT_EQUAL(ut_wait_cpl(qp, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(ut_wait_cpl(qp, NULL, NULL), 0);
+	ernic_host_stage_stats(hc, &s);
+	CU_ASSERT_EQUAL(s.samples, 0); /* 1 in 3: the two that went out are not the third */
+	ernic_host_disconnect(hc);
+	ut_target_stop(tgt);
+}
+
+UT_MAIN("inproc", UT_CASE(test_aer_completion_survives_a_synchronous_admin_command),
+	UT_CASE(test_a_submit_refused_at_registration_is_not_one_of_the_n), UT_CASE(test_million_flushes_at_qd128_each_completes_exactly_once),
 	UT_CASE(test_reads_at_qd128_return_their_own_block),
 	UT_CASE(test_several_queues_from_several_threads_keep_their_data),
 	UT_CASE(test_idle_poller_sleeps_and_doorbell_wakes_it),
