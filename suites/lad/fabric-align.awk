@@ -162,6 +162,9 @@ pass == "shift" && ($2 ~ /^nvmet_req_(init|complete):$/ ||
 	if (!lad_round_of(h, 0))
 		next
 	$1 = sprintf("%.6f", h / 1000000000)
+	# The target's device, tagged: merged with the initiator's events, its MAJ:MIN may be one of theirs too.
+	if ($2 != "nvmet_req_init:" && $2 != "nvmet_req_complete:")
+		$3 = "T" $3
 	print
 	next
 }

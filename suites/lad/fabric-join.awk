@@ -12,6 +12,12 @@
 # (tracefs.awk: lad_round_line) and the stage times in ns in lad_key order, then "summary target_records=N
 # joined=M rounds=R".
 
+# A sector as an array key: the decimal digits, whatever its size. (mawk turns a number above 2^31 into a key
+# with CONVFMT, "2.14748e+09", which the trace's "2147483648" would never find.)
+function skey(x) {
+	return sprintf("%.0f", x)
+}
+
 # The start sector of a block event ("... SECTOR + NR ...").
 function sector(    i) {
 	for (i = 4; i <= NF; i++)
@@ -50,7 +56,7 @@ FILENAME != ARGV[1] {
 
 ev == "block_bio_queue" || ev == "block_rq_issue" || ev == "block_rq_complete" {
 	dev = $3
-	s = sector()
+	s = skey(sector())
 	if (dev == backing) {
 		if (ev == "block_bio_queue" && (s in wait_ss)) {
 			t_ss[wait_ss[s]] = t
@@ -78,13 +84,18 @@ ev == "nvme_setup_cmd" {
 	qid = field("qid")
 	if (qid == "" || qid == 0)
 		next
+	# "nvme0:": the join keys by (qid, cid), so commands of two controllers (two paths) could pair wrongly.
+	if (!($3 in ctrls)) {
+		ctrls[$3]
+		nctrl++
+	}
 	k = ++ncmd
 	key = qid "," field("cmdid")
 	open[key] = k
 	by_key[key] = by_key[key] " " k
 	c_setup[k] = t
 	c_round[k] = LAD_ROUND
-	c_sector[k] = field("slba") * spl
+	c_sector[k] = skey(field("slba") * spl)
 	if (c_sector[k] in last_q)
 		c_qt[k] = last_q[c_sector[k]]
 	wait_d[c_sector[k]] = k
@@ -111,7 +122,7 @@ ev == "nvmet_req_init" {
 	t_open[key] = x
 	t_host[x] = (key in open) ? open[key] : 0
 	t_rx[x] = t
-	wait_ss[field("slba") * spl] = x
+	wait_ss[skey(field("slba") * spl)] = x
 	next
 }
 
@@ -150,7 +161,7 @@ END {
 	if (backing != "") {
 		for (x = 1; x <= nt; x++)
 			joined += emit(t_host[x], t_rx[x], t_ss[x], t_sd[x], t_q[x])
-		print "summary target_records=" nt " joined=" joined " rounds=" LAD_NROUND
+		print "summary target_records=" nt " joined=" joined " rounds=" LAD_NROUND " controllers=" nctrl + 0
 		exit
 	}
 	nin = 0
@@ -169,5 +180,5 @@ END {
 			}
 		joined += emit(k, r_rx[r], r_ss[r], r_sd[r], r_q[r])
 	}
-	print "summary target_records=" nin " joined=" joined " rounds=" LAD_NROUND
+	print "summary target_records=" nin " joined=" joined " rounds=" LAD_NROUND " controllers=" nctrl + 0
 }

@@ -18,6 +18,7 @@ $2 == "summary" {
 	split($3, kv, "="); recs[$1] = kv[2]
 	split($4, kv, "="); got[$1] = kv[2]
 	split($5, kv, "="); rounds[$1] = kv[2] + 0
+	split($6, kv, "="); ctrls[$1] = kv[2] + 0
 }
 # pick(w): the median round of depth w (see above) into shown[w]; its rounds' end-to-end means, in round order,
 # into e2e_list[w]; 0 when no round joined a command.
@@ -40,6 +41,32 @@ function pick(w,    r, m, i, e, order) {
 	return shown[w]
 }
 function mean(w, i,    r) { r = shown[w]; return n[w, r] ? sum[w, r, i] / n[w, r] / 1000 : 0 }
+# The reasons the table is incomplete, "" when it is not: what --check fails on, and what keeps its rows out of
+# lad.csv.
+function incomplete(    w, r, lost, bad) {
+	bad = ""
+	for (w in recs) {
+		lost = recs[w] - got[w]
+		if (recs[w] == 0 || lost * 100 > maxlost * recs[w])
+			bad = bad " " w ": lost " lost " of " recs[w]
+	}
+	# An overrun loses the oldest events first, a round's marker among them: rounds merge and records go
+	# uncounted, so no count above can be trusted.
+	if (over1 + over32 > 0)
+		bad = bad " tracefs overran (" over1 " at qd1, " over32 " at qd32)"
+	for (w in rounds) {
+		if (want_rounds != "" && rounds[w] != want_rounds + 0)
+			bad = bad " " w ": " rounds[w] " of the " want_rounds " rounds marked"
+		for (r = 1; r <= rounds[w]; r++)
+			if (!n[w, r])
+				bad = bad " " w ": round " r " of " rounds[w] " with no joined command"
+		if (ctrls[w] > 1)
+			bad = bad " " w ": commands of " ctrls[w] " controllers (the join keys by queue and command id: trace one path)"
+	}
+	if (nb == 0 || nl == 0)
+		bad = bad " a depth with no joined command"
+	return bad
+}
 END {
 	pick("base")
 	pick("load")
@@ -58,13 +85,16 @@ END {
 		printf "  (rounds alternating between the depths; each depth's median end to end shown: qd1 round %d of %d\n" \
 			"  (%s us), qd32 round %d of %d (%s us))\n", shown["base"], rounds["base"], e2e_list["base"],
 			shown["load"], rounds["load"], e2e_list["load"]
+	bad = incomplete()
 	lad_table_head()
 	for (i = 1; i <= LAD_NSTAGE; i++) {
 		b = mean("base", i); l = mean("load", i)
 		lad_table_row(lad_label[i], b, l, lad_key[i] != "end_to_end")
+		# Unrounded: the comparison applies the 0.5 us rule to these, as the table does.
 		if (cmp != "")
-			printf "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%d\n", tname, transport, i, b, l, nb, nl >> cmp
-		if (csv != "")
+			printf "%s\t%s\t%d\t%.6f\t%.6f\t%d\t%d\n", tname, transport, i, b, l, nb, nl >> cmp
+		# lad.csv holds complete tables only.
+		if (csv != "" && bad == "")
 			lad_csv_row(csv, ts, commit, host, lad_key[i], b, l, tname, transport)
 	}
 	print "  largest LAD: " lad_largest()
@@ -78,21 +108,12 @@ END {
 		printf "        the other %.2f us: host block layer %.2f, host driver + network %.2f, target driver %.2f\n",
 			e2e - st, mean(ww, 1), mean(ww, 2), mean(ww, 3)
 	}
-	bad = ""
-	for (w in recs) {
-		lost = recs[w] - got[w]
-		printf "  join %s: %d of %d target records joined (%d lost)\n", w, got[w], recs[w], lost
-		if (recs[w] == 0 || lost * 100 > maxlost * recs[w])
-			bad = bad " " w ": lost " lost " of " recs[w]
-	}
+	for (w in recs)
+		printf "  join %s: %d of %d target records joined (%d lost)\n", w, got[w], recs[w], recs[w] - got[w]
 	if (over1 + over32 > 0)
 		printf "  tracefs overruns: %d at qd1, %d at qd32 (events lost before the join)\n", over1, over32
-	for (w in rounds)
-		for (r = 1; r <= rounds[w]; r++)
-			if (!n[w, r])
-				bad = bad " " w ": round " r " of " rounds[w] " with no joined command"
-	if (nb == 0 || nl == 0)
-		bad = bad " a depth with no joined command"
+	if (csv != "" && bad != "")
+		print "  no rows written to lad.csv: the table is incomplete"
 	if (check && bad != "") {
 		print "  INCOMPLETE:" bad
 		exit 1
