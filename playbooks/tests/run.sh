@@ -80,6 +80,17 @@ diff -u emulator/dist/ernicd.env "$env" || fail "installed env file differs from
 if grep -q '^ERNIC_BACKEND' "$env"; then fail "host setup wrote a backend"; fi
 
 # A backend ernicd refuses is refused with its line, and not written.
+# Variables of ERNICD_OPTS and ERNIC_BACKEND that systemd and sh would read apart, or ernicd refuse only
+# once running: each is refused by its play, naming the variable and the value.
+if play badlisten host-setup.yml -e ernic_listen=127.0.0.1; then show badlisten; fail "host-setup.yml accepted ernic_listen=127.0.0.1"; fi
+grep -q "ernic_listen=127.0.0.1 (ADDR:PORT" "$tmp/badlisten.log" || { show badlisten; fail "host-setup.yml did not name ernic_listen"; }
+if play badhosts host-setup.yml -e ernic_allow_hosts=nqn.2014-08.org.nvmexpress:uuid:lab-a; then
+	show badhosts; fail "host-setup.yml took a string for ernic_allow_hosts (one --allow-host per character)"
+fi
+badchars='nvmeof:size=64M,bs=4096,file=/tmp/ns.img;id'
+if play badchars backend.yml -e "ernic_backend=$badchars"; then show badchars; fail "backend.yml accepted $badchars"; fi
+grep -q "ernic_backend=$badchars: a backend string of letters" "$tmp/badchars.log" || { show badchars; fail "backend.yml did not name the backend"; }
+
 bad=nvmeof:size=1G,bs=4096,queues=16
 if play bad backend.yml -e "ernic_backend=$bad"; then show bad; fail "backend.yml accepted $bad"; fi
 grep -q "ernicd: bad --backend value '$bad': Error: nvmeof backend: queues must be 1..15, one per 128 memory regions in a table of 2048 (got '16')" \
