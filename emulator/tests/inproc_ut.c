@@ -682,6 +682,37 @@ static void test_submit_beyond_queue_depth_is_ebusy(void)
 
 /* ===================================================================== AER */
 
+/*
+ * A host with Namespace Attribute notices enabled and one AER (ctx 0xAE)
+ * submitted on the admin queue, held by the controller. The AER's SQE stays
+ * in *sqe for another submit.
+ */
+static struct ernic_host_ctrlr *aer_armed(struct ernic_target *tgt, struct ernic_host_qpair **aq, struct nvme_sqe *sqe)
+{
+	struct ernic_host_ctrlr *hc = ut_host_connect(tgt, 1, 0);
+
+	if (!hc)
+		return NULL;
+	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL), 0);
+	*aq = ernic_host_admin_qpair(hc);
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opc = NVME_ADMIN_ASYNC_EVENT;
+	CU_ASSERT_EQUAL(ernic_host_submit(*aq, sqe, NULL, 0, (void *)0xAE), 0);
+	ut_sleep_ms(20);
+	return hc;
+}
+
+/* The next completion of @aq within @timeout_ns into *cpl: 1, or 0 if none came. */
+static int aer_wait(struct ernic_host_qpair *aq, struct ernic_host_cpl *cpl, uint64_t timeout_ns)
+{
+	uint64_t deadline = ernic_now_ns() + timeout_ns;
+	int n;
+
+	while ((n = ernic_host_poll(aq, cpl, 1)) == 0 && ernic_now_ns() < deadline)
+		sched_yield();
+	return n;
+}
+
 static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 {
 	struct ernic_target *tgt = target(1, 32, 1, 1ull << 20);
@@ -689,24 +720,13 @@ static void test_aer_through_admin_ring_completes_on_ns_changed(void)
 	struct ernic_host_qpair *aq;
 	struct ernic_host_cpl cpl = { 0 };
 	struct nvme_sqe sqe;
-	uint64_t deadline;
-	int n = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = ut_host_connect(tgt, 1, 0);
+	hc = aer_armed(tgt, &aq, &sqe);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
-	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL), 0);
-	aq = ernic_host_admin_qpair(hc);
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVME_ADMIN_ASYNC_EVENT;
-	CU_ASSERT_EQUAL(ernic_host_submit(aq, &sqe, NULL, 0, (void *)0xAE), 0);
-	ut_sleep_ms(20);
 	CU_ASSERT_EQUAL(ernic_host_poll(aq, &cpl, 1), 0); /* held */
 	ernic_target_ns_changed(tgt, 1);
-	deadline = ernic_now_ns() + TIMEOUT_NS;
-	while ((n = ernic_host_poll(aq, &cpl, 1)) == 0 && ernic_now_ns() < deadline)
-		sched_yield();
-	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(aer_wait(aq, &cpl, TIMEOUT_NS), 1);
 	CU_ASSERT_PTR_EQUAL(cpl.ctx, (void *)0xAE);
 	CU_ASSERT_EQUAL(cpl.status, 0);
 	CU_ASSERT_EQUAL(cpl.dw0, 0x00040002u);
@@ -811,25 +831,14 @@ static void test_aer_completion_survives_a_synchronous_admin_command(void)
 	struct ernic_host_qpair *aq;
 	struct ernic_host_cpl cpl = { 0 };
 	struct nvme_sqe sqe;
-	uint64_t deadline;
-	int n = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(tgt);
-	hc = ut_host_connect(tgt, 1, 0);
+	hc = aer_armed(tgt, &aq, &sqe);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hc);
-	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, NULL), 0);
-	aq = ernic_host_admin_qpair(hc);
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = NVME_ADMIN_ASYNC_EVENT;
-	CU_ASSERT_EQUAL(ernic_host_submit(aq, &sqe, NULL, 0, (void *)0xAE), 0);
-	ut_sleep_ms(20);
 	ernic_target_ns_changed(tgt, 1); /* the held AER completes: its CQE is in the admin CQ now */
 	/* On the same thread, as ernic_host_admin_qpair() allows: the admin command must not swallow the AER */
 	CU_ASSERT_EQUAL(ut_admin(hc, NVME_ADMIN_GET_FEATURES, NVME_FEAT_NUM_QUEUES, 0, NULL), 0);
-	deadline = ernic_now_ns() + 1000000000ull;
-	while ((n = ernic_host_poll(aq, &cpl, 1)) == 0 && ernic_now_ns() < deadline)
-		sched_yield();
-	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(aer_wait(aq, &cpl, 1000000000ull), 1);
 	CU_ASSERT_PTR_EQUAL(cpl.ctx, (void *)0xAE);
 	ernic_host_disconnect(hc);
 	ut_target_stop(tgt);
