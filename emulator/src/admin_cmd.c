@@ -572,7 +572,8 @@ static uint16_t feat_get_power_mgmt(const struct ernic_req *req, bool current, u
  * Temperature Threshold (Base 2.0 5.27.1.3): one over and one under threshold
  * for each sensor the SMART log reports, the composite (TMPSEL 0) and sensor 1,
  * chosen by TMPSEL (CDW11 19:16) and THSEL (21:20); Set with TMPSEL Fh sets
- * every sensor. A sensor not implemented, or THSEL 2 or 3, is Invalid Field.
+ * every sensor. A sensor the SMART log does not report (TMPSEL 2..Eh), or THSEL
+ * 2 or 3, is Invalid Field.
  */
 #define TEMP_TMPSEL(cdw11) (((cdw11) >> 16) & 0xF)
 #define TEMP_THSEL(cdw11) (((cdw11) >> 20) & 0x3)

@@ -1447,7 +1447,7 @@ static void test_temperature_threshold_is_kept_per_sensor_and_type_with_wctemp_d
 	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 363 | 0xFu << 16, false, NULL), 0);
 	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 1u << 16, &dw0), 0);
 	CU_ASSERT_EQUAL(dw0 & 0xFFFF, 363);
-	/* A sensor not implemented, or THSEL 2, is Invalid Field */
+	/* A sensor the SMART log does not report (TMPSEL 2), or THSEL 2, is Invalid Field */
 	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 353 | 2u << 16, false, NULL), NVME_SC_INVALID_FIELD);
 	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 353 | 2u << 20, false, NULL), NVME_SC_INVALID_FIELD);
 	CU_ASSERT_EQUAL(get_feat_cdw11(fx.q[0], NVME_FEAT_TEMP_THRESH, NVME_FEAT_SEL_CURRENT, 0xFu << 16, &dw0),
