@@ -488,10 +488,10 @@ uint16_t ernic_feat_set_kato(struct ernic_req *req, uint32_t cdw11)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 
-	/* Under the lock ernic_ctrlr_keep_alive() restarts the timer under. */
+	/* Under the lock ernic_ctrlr_keep_alive() restarts the timer under; KATO 0 stops it. */
 	pthread_mutex_lock(&ctrlr->lock);
 	ctrlr->kato_ms = cdw11;
-	atomic_store(&ctrlr->ka_deadline_ns, cdw11 ? ernic_now_ns() + (uint64_t)cdw11 * 1000000ull : 0);
+	ernic_ctrlr_keep_alive_locked(ctrlr);
 	pthread_mutex_unlock(&ctrlr->lock);
 	return NVME_SC_SUCCESS;
 }

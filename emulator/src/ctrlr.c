@@ -870,11 +870,15 @@ void ernic_sq_detach(struct ernic_sq *sq)
  * (ernic_feat_set_kato()): a check that saw traffic must not restart a timer
  * the host has just turned off.
  */
+void ernic_ctrlr_keep_alive_locked(struct ernic_ctrlr *ctrlr)
+{
+	atomic_store(&ctrlr->ka_deadline_ns, ctrlr->kato_ms ? ernic_now_ns() + (uint64_t)ctrlr->kato_ms * 1000000ull : 0);
+}
+
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr)
 {
 	pthread_mutex_lock(&ctrlr->lock);
-	if (ctrlr->kato_ms)
-		atomic_store(&ctrlr->ka_deadline_ns, ernic_now_ns() + (uint64_t)ctrlr->kato_ms * 1000000ull);
+	ernic_ctrlr_keep_alive_locked(ctrlr);
 	pthread_mutex_unlock(&ctrlr->lock);
 }
 

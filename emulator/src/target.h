@@ -677,6 +677,8 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn);
 void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr);
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
+/* The same with ctrlr->lock held: the deadline KATO from now, or none (0) when KATO is 0. */
+void ernic_ctrlr_keep_alive_locked(struct ernic_ctrlr *ctrlr);
 /*
  * A Get Log Page of @aec_bit's log without RAE: the next such event is
  * notified again. Called before the page is built (or, for a log cleared on
