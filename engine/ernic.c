@@ -511,6 +511,7 @@ static int ernic_dev_identify(const char *filename, struct ernic_dev_info *info,
 {
 	struct nvme_id_ctrl *idc = NULL;
 	struct nvme_id_ns *idn = NULL;
+	const struct nvme_lbaf *lbaf; /* the format in use */
 	int nfd = -1, cfd = -1, rc, nsid;
 	uint32_t lbads;
 
@@ -559,7 +560,8 @@ static int ernic_dev_identify(const char *filename, struct ernic_dev_info *info,
 		rc = rc < 0 ? rc : -EIO;
 		goto out;
 	}
-	lbads = idn->lbaf[idn->flbas & 0xF].lbads;
+	lbaf = &idn->lbaf[idn->flbas & 0xF];
+	lbads = lbaf->lbads;
 	if (lbads < 9 || lbads > 16 || !idn->nsze) {
 		snprintf(err, errlen, "%s: Identify Namespace %u: unusable nsze %" PRIu64 " lbads %" PRIu32, info->ng,
 			 info->nsid, (uint64_t)idn->nsze, lbads);
@@ -567,9 +569,9 @@ static int ernic_dev_identify(const char *filename, struct ernic_dev_info *info,
 		goto out;
 	}
 	/* Commands carry data only: a format with metadata (extended LBAs or a separate buffer) would not fit. */
-	if (idn->lbaf[idn->flbas & 0xF].ms) {
+	if (lbaf->ms) {
 		snprintf(err, errlen, "%s: namespace %u is formatted with %u bytes of metadata per block: not supported",
-			 info->ng, info->nsid, (unsigned int)idn->lbaf[idn->flbas & 0xF].ms);
+			 info->ng, info->nsid, (unsigned int)lbaf->ms);
 		rc = -EINVAL;
 		goto out;
 	}
