@@ -52,12 +52,23 @@ include emulator/emulator.mk
 -include emulator/fuzz/fuzz.mk
 
 # `make test`: the README's test command. Installs missing Debian packages first.
+# Each phase prints its time since the start, so the 20-minute budget has a breakdown;
+# ci/tree-check fails the run if a test left a file in the checkout or changed a tracked one.
+TEST_T0 := $(shell date +%s)
+test_phase_done = @echo "== make test: $(1) done at $$(( $$(date +%s) - $(TEST_T0) )) s"
 test: deps
+	@ci/tree-check snapshot $(BUILD)
 	$(MAKE) all
+	$(call test_phase_done,build)
 	$(MAKE) test-unit
+	$(call test_phase_done,unit tests)
 	$(MAKE) BUILD=build-san SAN=1 test-unit
+	$(call test_phase_done,unit tests under ASan+UBSan)
 	$(MAKE) test-more
+	$(call test_phase_done,test-more)
 	$(MAKE) test-slow
+	$(call test_phase_done,test-slow)
+	@ci/tree-check check $(BUILD)
 
 deps:
 	ci/deps.sh build engine suites
