@@ -452,22 +452,28 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
  * The subsystem whose counters SIGUSR1 and --stats report: the command line's
  * NQN as it is now, so one removed and added again through the control socket
  * is the new one; once removed and not added again, the last counters of the
- * one it had (a removed subsystem stays in the set until ernicd exits).
+ * one it had (main() holds a reference to it). Referenced: put it after use.
  */
 static struct ernic_target *counters_subsys(struct ernic_nvmf *nvmf, struct ernic_target *first, const char *nqn)
 {
-	struct ernic_target *now = ernic_nvmf_subsys_find(nvmf, nqn);
+	struct ernic_target *now = ernic_nvmf_subsys_get(nvmf, nqn);
 
-	return now ? now : first;
+	if (!now) {
+		now = first;
+		ernic_target_get(now);
+	}
+	return now;
 }
 
-static void print_counters(struct ernic_target *tgt, struct ernic_control *ctl, struct ernic_rdma_port *rport,
-			   const struct ernicd_opts *o)
+static void print_counters(struct ernic_nvmf *nvmf, struct ernic_target *first, struct ernic_control *ctl,
+			   struct ernic_rdma_port *rport, const struct ernicd_opts *o)
 {
+	struct ernic_target *tgt = counters_subsys(nvmf, first, o->nqn);
 	const char *stats_path = o->stats;
 	char *buf;
 
 	buf = counters_json(tgt, ctl, rport, o->trace_sample != 0);
+	ernic_target_put(tgt);
 	if (!buf) {
 		fprintf(stderr, "%s: cannot format the counters: out of memory\n", ERNICD);
 		return;
@@ -496,9 +502,10 @@ static int flush_all(struct ernic_nvmf *nvmf)
 	int rc = 0;
 
 	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_SUBSYSTEMS; i++) {
-		struct ernic_target *tgt = ernic_nvmf_subsys_at(nvmf, i);
+		struct ernic_target *tgt = ernic_nvmf_subsys_get_at(nvmf, i);
 		int r = tgt ? ernic_target_flush(tgt) : 0;
 
+		ernic_target_put(tgt);
 		if (r && !rc)
 			rc = r;
 	}
@@ -583,6 +590,9 @@ int main(int argc, char **argv)
 	rc = ernic_nvmf_create(&cfgs[0], &nvmf, err, sizeof(err));
 	if (!rc)
 		rc = ernic_nvmf_subsys_add(nvmf, &topts, &tgt, err, sizeof(err));
+	/* Kept past a removal through the control socket: the counters report it (counters_subsys()). */
+	if (!rc)
+		ernic_target_get(tgt);
 	if (rc)
 		fprintf(stderr, "%s: %s\n", ERNICD, err);
 	for (unsigned int i = 0; !rc && i < o.nr_backends + !o.nr_backends; i++) {
@@ -593,6 +603,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: %s\n", ERNICD, err);
 	}
 	if (rc) {
+		ernic_target_put(tgt);
 		ernic_nvmf_destroy(nvmf);
 		return rc == -EINVAL ? 2 : 1;
 	}
@@ -637,6 +648,7 @@ int main(int argc, char **argv)
 		ernic_rdma_port_destroy(rport);
 #endif
 		ernic_control_destroy(ctl);
+		ernic_target_put(tgt);
 		ernic_nvmf_destroy(nvmf);
 		return rc == -EINVAL ? 2 : 1;
 	}
@@ -657,7 +669,7 @@ int main(int argc, char **argv)
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGUSR1) {
-			print_counters(counters_subsys(nvmf, tgt, o.nqn), ctl, rport, &o);
+			print_counters(nvmf, tgt, ctl, rport, &o);
 			continue;
 		}
 		break;
@@ -674,11 +686,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
-	print_counters(counters_subsys(nvmf, tgt, o.nqn), ctl, rport, &o);
+	print_counters(nvmf, tgt, ctl, rport, &o);
 #ifdef ERNIC_HAVE_RDMA
 	ernic_rdma_port_destroy(rport);
 #endif
 	ernic_control_destroy(ctl);
+	ernic_target_put(tgt);
 	ernic_nvmf_destroy(nvmf);
 	if (trace && fclose(trace)) {
 		fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, o.trace, strerror(errno));

@@ -218,6 +218,7 @@ static int param_hex(const struct json *params, const char *key, uint8_t *dst, s
 	return 0;
 }
 
+/* The subsystem params.nqn names, referenced (the caller puts it), or NULL with the error in @e. */
 static struct ernic_target *find_subsys(struct ernic_control *ctl, const struct json *params, struct ctl_err *e)
 {
 	struct ernic_target *tgt;
@@ -225,7 +226,7 @@ static struct ernic_target *find_subsys(struct ernic_control *ctl, const struct 
 
 	if (param_str(params, "nqn", true, &nqn, e))
 		return NULL;
-	tgt = ernic_nvmf_subsys_find(ctl->nvmf, nqn);
+	tgt = ernic_nvmf_subsys_get(ctl->nvmf, nqn);
 	if (!tgt)
 		fail(e, -ENOENT, "nqn '%s': no such subsystem", nqn);
 	return tgt;
@@ -302,10 +303,9 @@ static int m_subsystem_remove(struct ernic_control *ctl, const struct json *para
 	return 0;
 }
 
-static int m_namespace_add(struct ernic_control *ctl, const struct json *params, struct ctl_out *o,
+static int m_namespace_add(struct ernic_target *tgt, const struct json *params, struct ctl_out *o,
 			   struct ctl_err *e)
 {
-	struct ernic_target *tgt = find_subsys(ctl, params, e);
 	struct ernic_backend_cfg cfg;
 	struct ernic_ns_ids ids = { 0 };
 	const char *backend;
@@ -314,8 +314,6 @@ static int m_namespace_add(struct ernic_control *ctl, const struct json *params,
 	uint32_t got;
 	int rc;
 
-	if (!tgt)
-		return e->code;
 	if (param_str(params, "backend", true, &backend, e) ||
 	    param_uint(params, "nsid", false, ERNIC_MAX_NS, &nsid, e) ||
 	    param_uint(params, "ana_group", false, ERNIC_NVMF_MAX_ANA_GROUPS, &grp, e) ||
@@ -339,14 +337,13 @@ static int m_namespace_add(struct ernic_control *ctl, const struct json *params,
 	return 0;
 }
 
-static int m_namespace_remove(struct ernic_control *ctl, const struct json *params, struct ctl_out *o,
+static int m_namespace_remove(struct ernic_target *tgt, const struct json *params, struct ctl_out *o,
 			      struct ctl_err *e)
 {
-	struct ernic_target *tgt = find_subsys(ctl, params, e);
 	uint64_t nsid = 0;
 	int rc;
 
-	if (!tgt || param_uint(params, "nsid", true, UINT32_MAX, &nsid, e))
+	if (param_uint(params, "nsid", true, UINT32_MAX, &nsid, e))
 		return e->code;
 	rc = ernic_target_remove_ns(tgt, (uint32_t)nsid, e->msg, sizeof(e->msg));
 	if (rc)
@@ -355,14 +352,13 @@ static int m_namespace_remove(struct ernic_control *ctl, const struct json *para
 	return 0;
 }
 
-static int m_namespace_resize(struct ernic_control *ctl, const struct json *params, struct ctl_out *o,
+static int m_namespace_resize(struct ernic_target *tgt, const struct json *params, struct ctl_out *o,
 			      struct ctl_err *e)
 {
-	struct ernic_target *tgt = find_subsys(ctl, params, e);
 	uint64_t nsid = 0, size = 0;
 	int rc;
 
-	if (!tgt || param_uint(params, "nsid", true, UINT32_MAX, &nsid, e) || param_size(params, "size", &size, e))
+	if (param_uint(params, "nsid", true, UINT32_MAX, &nsid, e) || param_size(params, "size", &size, e))
 		return e->code;
 	rc = ernic_target_resize_ns(tgt, (uint32_t)nsid, size, e->msg, sizeof(e->msg));
 	if (rc)
@@ -441,13 +437,15 @@ int ernic_control_listener_add(struct ernic_control *ctl, const char *subnqn, co
 {
 	/* The control plane's listeners are NVMe/TCP: an RDMA port at the same address and number is another port. */
 	uint16_t portid = strcmp(trsvcid, "0") ? ernic_nvmf_port_find(ctl->nvmf, NVMF_TRTYPE_TCP, traddr, trsvcid) : 0;
+	struct ernic_target *tgt = ernic_nvmf_subsys_get(ctl->nvmf, subnqn);
 	bool opened = false;
 	int rc = 0;
 
-	if (!ernic_nvmf_subsys_find(ctl->nvmf, subnqn)) {
+	if (!tgt) {
 		snprintf(err, errlen, "nqn '%s': no such subsystem", subnqn);
 		return -ENOENT;
 	}
+	ernic_target_put(tgt);
 	/* Several subsystems share one listener: only the first opens the port. */
 	if (portid && !ctl_listener(ctl, portid)) {
 		snprintf(err, errlen, "listener '%s:%s': a port record the control plane did not open", traddr, trsvcid);
@@ -593,12 +591,13 @@ static int m_subsystem_list(struct ernic_control *ctl, const struct json *params
 	(void)e;
 	outf(o, "[");
 	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_SUBSYSTEMS; i++) {
-		struct ernic_target *tgt = ernic_nvmf_subsys_at(ctl->nvmf, i);
+		struct ernic_target *tgt = ernic_nvmf_subsys_get_at(ctl->nvmf, i);
 
 		if (!tgt)
 			continue;
 		outf(o, "%s", sep);
 		out_subsys(ctl, i, tgt, o);
+		ernic_target_put(tgt);
 		sep = ",";
 	}
 	outf(o, "]");
@@ -623,11 +622,12 @@ static int m_list(struct ernic_control *ctl, const struct json *params, struct c
 		outf(o, "%s{\"portid\":%u,\"trtype\":\"tcp\",\"trsvcid\":\"%u\",\"subsystems\":[", sep, l->portid,
 		     ernic_tcp_port_number(l->port));
 		for (unsigned int s = 0; s < ERNIC_NVMF_MAX_SUBSYSTEMS; s++) {
-			struct ernic_target *tgt = (links & (1u << s)) ? ernic_nvmf_subsys_at(ctl->nvmf, s) : NULL;
+			struct ernic_target *tgt = (links & (1u << s)) ? ernic_nvmf_subsys_get_at(ctl->nvmf, s) : NULL;
 
 			if (tgt) {
 				outf(o, "%s", sep2);
 				out_str(o, ernic_target_subnqn(tgt));
+				ernic_target_put(tgt);
 				sep2 = ",";
 			}
 		}
@@ -642,14 +642,12 @@ static int m_list(struct ernic_control *ctl, const struct json *params, struct c
 	return 0;
 }
 
-static int m_counters(struct ernic_control *ctl, const struct json *params, struct ctl_out *o, struct ctl_err *e)
+static int m_counters(struct ernic_target *tgt, const struct json *params, struct ctl_out *o, struct ctl_err *e)
 {
 	static struct ernic_counters c; /* large; requests run one at a time */
-	struct ernic_target *tgt = find_subsys(ctl, params, e);
 	char *json;
 
-	if (!tgt)
-		return e->code;
+	(void)params;
 	ernic_target_counters(tgt, &c);
 	json = ernic_counters_json_alloc(&c);
 	if (!json)
@@ -659,16 +657,23 @@ static int m_counters(struct ernic_control *ctl, const struct json *params, stru
 	return 0;
 }
 
+/* A method runs on the control plane (run), or on the subsystem its params.nqn names (run_subsys). */
 static const struct {
 	const char *name;
 	int (*run)(struct ernic_control *ctl, const struct json *params, struct ctl_out *o, struct ctl_err *e);
+	int (*run_subsys)(struct ernic_target *tgt, const struct json *params, struct ctl_out *o, struct ctl_err *e);
 } methods[] = {
-	{ "subsystem_add", m_subsystem_add },	    { "subsystem_remove", m_subsystem_remove },
-	{ "subsystem_list", m_subsystem_list },	    { "namespace_add", m_namespace_add },
-	{ "namespace_remove", m_namespace_remove }, { "namespace_resize", m_namespace_resize },
-	{ "listener_add", m_listener_add },	    { "listener_remove", m_listener_remove },
-	{ "ana_set", m_ana_set },		    { "list", m_list },
-	{ "counters", m_counters },
+	{ "subsystem_add", m_subsystem_add },
+	{ "subsystem_remove", m_subsystem_remove },
+	{ "subsystem_list", m_subsystem_list },
+	{ "namespace_add", NULL, m_namespace_add },
+	{ "namespace_remove", NULL, m_namespace_remove },
+	{ "namespace_resize", NULL, m_namespace_resize },
+	{ "listener_add", m_listener_add },
+	{ "listener_remove", m_listener_remove },
+	{ "ana_set", m_ana_set },
+	{ "list", m_list },
+	{ "counters", NULL, m_counters },
 };
 
 /* Run one parsed request; the result or the error into @o. Returns 0 or the error's code. */
@@ -694,7 +699,15 @@ static int ctl_run(struct ernic_control *ctl, const struct json *req, struct ctl
 			fail(e, -EINVAL, "method '%s': unknown", method->str);
 		} else {
 			pthread_mutex_lock(&ctl->lock);
-			rc = methods[i].run(ctl, params, &res, e);
+			if (methods[i].run) {
+				rc = methods[i].run(ctl, params, &res, e);
+			} else {
+				/* Held over the method: a removal elsewhere cannot free it meanwhile. */
+				struct ernic_target *tgt = find_subsys(ctl, params, e);
+
+				rc = tgt ? methods[i].run_subsys(tgt, params, &res, e) : e->code;
+				ernic_target_put(tgt);
+			}
 			pthread_mutex_unlock(&ctl->lock);
 		}
 	}

@@ -139,6 +139,7 @@ int ernic_target_alloc(const struct ernic_backend_cfg *cfg, const struct ernic_t
 	for (uint32_t i = 0; i < ERNIC_MAX_NS; i++)
 		tgt->ns[i].fd = -1;
 	pthread_mutex_init(&tgt->lock, NULL);
+	atomic_init(&tgt->refs, 1);
 	tgt->next_cntlid = 1;
 	tgt->power_on_ns = ernic_now_ns();
 	tgt->trtype = NVMF_TRTYPE_RDMA;
@@ -420,10 +421,14 @@ void ernic_target_set_port(struct ernic_target *tgt, uint8_t trtype, const char 
 	pthread_mutex_unlock(&tgt->lock);
 }
 
-void ernic_target_destroy(struct ernic_target *tgt)
+void ernic_target_get(struct ernic_target *tgt)
 {
-	if (!tgt)
-		return;
+	atomic_fetch_add_explicit(&tgt->refs, 1, memory_order_relaxed);
+}
+
+/* The last reference: no queue, lookup or owner reaches the target any more. */
+static void target_free(struct ernic_target *tgt)
+{
 	for (uint32_t i = 0; i < ERNIC_MAX_NS; i++)
 		if (atomic_load(&tgt->ns[i].state) != ERNIC_NS_FREE && tgt->ns[i].ops)
 			tgt->ns[i].ops->close(&tgt->ns[i]);
@@ -434,6 +439,17 @@ void ernic_target_destroy(struct ernic_target *tgt)
 	}
 	pthread_mutex_destroy(&tgt->lock);
 	free(tgt);
+}
+
+void ernic_target_put(struct ernic_target *tgt)
+{
+	if (tgt && atomic_fetch_sub_explicit(&tgt->refs, 1, memory_order_acq_rel) == 1)
+		target_free(tgt);
+}
+
+void ernic_target_destroy(struct ernic_target *tgt)
+{
+	ernic_target_put(tgt);
 }
 
 const struct ernic_backend_cfg *ernic_target_cfg(const struct ernic_target *tgt)
@@ -975,6 +991,7 @@ void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct e
 	sq->tgt = tgt;
 	sq->ops = ops;
 	sq->transport = transport;
+	ernic_target_get(tgt);
 	pthread_mutex_lock(&tgt->lock);
 	sq->live_next = tgt->live_sqs;
 	if (tgt->live_sqs)
@@ -989,6 +1006,7 @@ void ernic_sq_move(struct ernic_sq *sq, struct ernic_target *to)
 
 	if (from == to)
 		return;
+	ernic_target_get(to);
 	pthread_mutex_lock(&from->lock);
 	if (sq->live_prev)
 		sq->live_prev->live_next = sq->live_next;
@@ -1005,6 +1023,7 @@ void ernic_sq_move(struct ernic_sq *sq, struct ernic_target *to)
 		to->live_sqs->live_prev = sq;
 	to->live_sqs = sq;
 	pthread_mutex_unlock(&to->lock);
+	ernic_target_put(from);
 }
 
 void ernic_sq_destroy(struct ernic_sq *sq)
@@ -1022,6 +1041,8 @@ void ernic_sq_destroy(struct ernic_sq *sq)
 		sq->live_next->live_prev = sq->live_prev;
 	sq->live_prev = sq->live_next = NULL;
 	pthread_mutex_unlock(&tgt->lock);
+	/* A removed subsystem's last queue takes its memory with it. */
+	ernic_target_put(tgt);
 }
 
 /* ---------------------------------------------------------------- requests */

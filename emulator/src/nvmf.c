@@ -18,10 +18,8 @@
 struct ernic_nvmf {
 	pthread_mutex_t lock; /* everything below */
 	struct ernic_target *home;
+	/* The table's reference to each (ernic_target.refs) */
 	struct ernic_target *subsys[ERNIC_NVMF_MAX_SUBSYSTEMS];
-	/* Removed subsystems: queues leaving them still lock them (ernic_sq_destroy()) */
-	struct ernic_target **removed;
-	uint32_t nr_removed;
 	struct ernic_nvmf_port ports[ERNIC_NVMF_MAX_PORTS];
 	uint16_t next_portid;
 	uint64_t genctr;
@@ -62,11 +60,8 @@ void ernic_nvmf_destroy(struct ernic_nvmf *nvmf)
 	if (!nvmf)
 		return;
 	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_SUBSYSTEMS; i++)
-		ernic_target_destroy(nvmf->subsys[i]);
-	for (uint32_t i = 0; i < nvmf->nr_removed; i++)
-		ernic_target_destroy(nvmf->removed[i]);
-	free(nvmf->removed);
-	ernic_target_destroy(nvmf->home);
+		ernic_target_put(nvmf->subsys[i]);
+	ernic_target_put(nvmf->home);
 	pthread_mutex_destroy(&nvmf->lock);
 	free(nvmf);
 }
@@ -120,26 +115,34 @@ static int nvmf_subsys_slot_locked(struct ernic_nvmf *nvmf, const char *subnqn)
 	return -1;
 }
 
-struct ernic_target *ernic_nvmf_subsys_find(struct ernic_nvmf *nvmf, const char *subnqn)
+/* Referenced under the lock, so a removal meanwhile cannot free it under the caller. */
+static struct ernic_target *nvmf_subsys_get_locked(struct ernic_nvmf *nvmf, int slot)
+{
+	struct ernic_target *tgt = slot < 0 ? NULL : nvmf->subsys[slot];
+
+	if (tgt)
+		ernic_target_get(tgt);
+	return tgt;
+}
+
+struct ernic_target *ernic_nvmf_subsys_get(struct ernic_nvmf *nvmf, const char *subnqn)
 {
 	struct ernic_target *tgt;
-	int slot;
 
 	pthread_mutex_lock(&nvmf->lock);
-	slot = nvmf_subsys_slot_locked(nvmf, subnqn);
-	tgt = slot < 0 ? NULL : nvmf->subsys[slot];
+	tgt = nvmf_subsys_get_locked(nvmf, nvmf_subsys_slot_locked(nvmf, subnqn));
 	pthread_mutex_unlock(&nvmf->lock);
 	return tgt;
 }
 
-struct ernic_target *ernic_nvmf_subsys_at(struct ernic_nvmf *nvmf, unsigned int i)
+struct ernic_target *ernic_nvmf_subsys_get_at(struct ernic_nvmf *nvmf, unsigned int i)
 {
 	struct ernic_target *tgt;
 
 	if (i >= ERNIC_NVMF_MAX_SUBSYSTEMS)
 		return NULL;
 	pthread_mutex_lock(&nvmf->lock);
-	tgt = nvmf->subsys[i];
+	tgt = nvmf_subsys_get_locked(nvmf, (int)i);
 	pthread_mutex_unlock(&nvmf->lock);
 	return tgt;
 }
@@ -199,20 +202,18 @@ int ernic_nvmf_subsys_add(struct ernic_nvmf *nvmf, const struct ernic_target_opt
 
 int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *err, size_t errlen)
 {
-	struct ernic_target *tgt, **removed;
+	struct ernic_target *tgt;
 	int slot;
 
 	pthread_mutex_lock(&nvmf->lock);
 	slot = nvmf_subsys_slot_locked(nvmf, subnqn);
-	removed = slot < 0 ? NULL : realloc(nvmf->removed, (nvmf->nr_removed + 1) * sizeof(*removed));
-	if (slot < 0 || !removed) {
+	if (slot < 0) {
 		pthread_mutex_unlock(&nvmf->lock);
-		snprintf(err, errlen, "nqn '%s': %s", subnqn, slot < 0 ? "no such subsystem" : "out of memory");
-		return slot < 0 ? -ENOENT : -ENOMEM;
+		snprintf(err, errlen, "nqn '%s': no such subsystem", subnqn);
+		return -ENOENT;
 	}
+	/* The table's reference is this function's now, put below. */
 	tgt = nvmf->subsys[slot];
-	nvmf->removed = removed;
-	nvmf->removed[nvmf->nr_removed++] = tgt;
 	nvmf->subsys[slot] = NULL;
 	for (unsigned int p = 0; p < ERNIC_NVMF_MAX_PORTS; p++)
 		nvmf->ports[p].subsys &= ~(1u << slot);
@@ -230,6 +231,8 @@ int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *
 		if (ernic_target_ns(tgt, nsid))
 			ernic_target_remove_ns(tgt, nsid, ignored, sizeof(ignored));
 	}
+	/* Its queues, closing, and any lookup still holding it keep the rest until they are done. */
+	ernic_target_put(tgt);
 	return 0;
 }
 

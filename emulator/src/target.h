@@ -619,6 +619,13 @@ struct ernic_target {
 	/* The set this subsystem belongs to (nvmf.c), NULL for a target on its own */
 	struct ernic_nvmf *nvmf;
 	bool removed; /* under the lock: out of its set; no controller is created any more */
+	/*
+	 * Who may still reach this memory: its owner (the creator, or a set's
+	 * table), each initialised queue (ernic_sq_init() to ernic_sq_destroy()),
+	 * and each ernic_nvmf_subsys_get() not yet put. A removed subsystem goes
+	 * with the last of them, as nvmet's subsystems do.
+	 */
+	_Atomic uint32_t refs;
 
 	/* The port the discovery log page reports, under the lock */
 	uint8_t trtype;

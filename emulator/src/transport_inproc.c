@@ -414,6 +414,8 @@ int ernic_inproc_port_create(struct ernic_target *tgt, const struct ernic_inproc
 		return rc;
 	}
 	port->port.mr = port->mr;
+	/* The port's own reference: its queues start on the target (ernic_sq_init()). */
+	ernic_target_get(tgt);
 	ernic_target_add_port(tgt, &port->port);
 	*out = port;
 	return 0;
@@ -427,6 +429,7 @@ void ernic_inproc_port_destroy(struct ernic_inproc_port *port)
 	inproc_stop_pollers(port);
 	ernic_mr_table_destroy(port->mr);
 	pthread_mutex_destroy(&port->lock);
+	ernic_target_put(port->tgt);
 	free(port);
 }
 

@@ -1047,6 +1047,8 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
 	pthread_cond_init(&port->cond, NULL);
+	/* The port's own reference: its queues start on the target (ernic_sq_init()). */
+	ernic_target_get(tgt);
 	if (ernic_trace_init(&port->trace, "rdma", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
 			     ERNIC_TRACE_STAGES_ALL)) {
 		snprintf(err, errlen, "cannot create the RDMA port: %s", strerror(EAGAIN));
@@ -1183,5 +1185,6 @@ void ernic_rdma_port_destroy(struct ernic_rdma_port *port)
 	pthread_mutex_destroy(&port->lock);
 	ernic_trace_fini(&port->trace);
 	ernic_log_fini(&port->log);
+	ernic_target_put(port->tgt);
 	free(port);
 }

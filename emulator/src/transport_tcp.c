@@ -1840,6 +1840,8 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
 	pthread_cond_init(&port->cond, NULL);
+	/* The port's own reference: its queues start on the target (ernic_sq_init()). */
+	ernic_target_get(tgt);
 	if (ernic_trace_init(&port->trace, "tcp", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
 			     ERNIC_TRACE_STAGES_COMMON)) {
 		ernic_tcp_port_destroy(port);
@@ -1986,5 +1988,6 @@ void ernic_tcp_port_destroy(struct ernic_tcp_port *port)
 	pthread_mutex_destroy(&port->lock);
 	ernic_trace_fini(&port->trace);
 	ernic_log_fini(&port->log);
+	ernic_target_put(port->tgt);
 	free(port);
 }

@@ -193,8 +193,14 @@ struct ernic_target_opts {
  */
 int ernic_target_create(const struct ernic_backend_cfg *cfg, const struct ernic_target_opts *opts,
 			struct ernic_target **out, char *err, size_t errlen);
-/* Destroy every port of the target first. */
+/*
+ * Drop the creator's reference. Destroy every port of the target first: a
+ * queue still open keeps the memory (and the namespaces) until it closes.
+ */
 void ernic_target_destroy(struct ernic_target *tgt);
+/* A reference of one's own, for a pointer kept past the owner's lifetime; dropped with ernic_target_put(). */
+void ernic_target_get(struct ernic_target *tgt);
+void ernic_target_put(struct ernic_target *tgt);
 const struct ernic_backend_cfg *ernic_target_cfg(const struct ernic_target *tgt);
 const char *ernic_target_subnqn(const struct ernic_target *tgt);
 /*

@@ -46,21 +46,25 @@ struct ernic_target *ernic_nvmf_home(struct ernic_nvmf *nvmf);
 /*
  * Add a subsystem without namespaces: -EEXIST for an NQN in use, -EINVAL for
  * the discovery NQN, -ENOSPC past ERNIC_NVMF_MAX_SUBSYSTEMS. *@out stays
- * valid until ernic_nvmf_subsys_remove().
+ * valid until ernic_nvmf_subsys_remove() (ernic_target_get() for longer).
  */
 #define ERNIC_NVMF_MAX_SUBSYSTEMS 32
 int ernic_nvmf_subsys_add(struct ernic_nvmf *nvmf, const struct ernic_target_opts *opts,
 			  struct ernic_target **out, char *err, size_t errlen);
-struct ernic_target *ernic_nvmf_subsys_find(struct ernic_nvmf *nvmf, const char *subnqn);
-/* The subsystem in slot @i (0..ERNIC_NVMF_MAX_SUBSYSTEMS-1), or NULL: for listings. */
-struct ernic_target *ernic_nvmf_subsys_at(struct ernic_nvmf *nvmf, unsigned int i);
+/*
+ * The subsystem named @subnqn, or NULL; with a reference, dropped with
+ * ernic_target_put(), so a removal from another thread cannot free it.
+ */
+struct ernic_target *ernic_nvmf_subsys_get(struct ernic_nvmf *nvmf, const char *subnqn);
+/* The subsystem in slot @i (0..ERNIC_NVMF_MAX_SUBSYSTEMS-1), or NULL: for listings. Referenced as above. */
+struct ernic_target *ernic_nvmf_subsys_get_at(struct ernic_nvmf *nvmf, unsigned int i);
 /**
  * ernic_nvmf_subsys_remove() - take a subsystem away while hosts use it
  *
  * It leaves the discovery log at once; its controllers become fatal (each
  * transport closes their queues: a host sees the path go), commands already
- * inside finish, and its namespaces are flushed and closed. Its memory is
- * kept until ernic_nvmf_destroy(), for the queues still leaving.
+ * inside finish, and its namespaces are flushed and closed. Its memory goes
+ * with the last queue leaving it or the last reference put, whichever is later.
  */
 int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *err, size_t errlen);
 
