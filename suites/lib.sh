@@ -1,8 +1,9 @@
 # suites/lib.sh - what every script that writes or checks the results CSVs shares.
 #
 # Source it from bash:  . "$REPO/suites/lib.sh"
-# It sets ERNIC_ROOT (the checkout) and CSV_AWK (suites/csv.awk, the awk
-# helpers: csvsplit, commas, hb) and defines fio_ioengine, ernic_commit, csv_columns,
+# It sets ERNIC_ROOT (the checkout), CSV_AWK (suites/csv.awk, the awk
+# helpers: csvsplit, commas, hb) and JOB_AWK (suites/job.awk: a job file's
+# comment tags and the expectation that applies) and defines fio_ioengine, ernic_commit, csv_columns,
 # csv_ready and csv_upgrade. Functions print one line naming the file and return 1 on error;
 # the caller decides whether that ends the script.
 
@@ -13,6 +14,7 @@ export LC_ALL=C
 
 ERNIC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CSV_AWK=$(cat "$ERNIC_ROOT/suites/csv.awk")
+JOB_AWK=$(cat "$ERNIC_ROOT/suites/job.awk")
 
 # fio_ioengine PATH: fio's ioengine= value that loads the engine at PATH. fio (3.33, parse.c opt_len())
 # matches the "external:" prefix only up to the value's first comma, so a path with a comma would not
