@@ -258,6 +258,19 @@ static void host_stage_account(struct ernic_host_qpair *qp, struct ernic_stage_s
 			      memory_order_relaxed);
 }
 
+/*
+ * The command in @slot is done with its buffer (completed, or given up on):
+ * its region is invalidated, as nvme-rdma does, so a transfer the controller
+ * might still start fails on the stale key rather than touching the buffer.
+ */
+static void host_slot_invalidate(struct ernic_host_qpair *qp, struct ernic_host_slot *slot)
+{
+	if (slot->mr_valid) {
+		ernic_mr_invalidate(qp->mr, qp->tq->pd, slot->rkey);
+		slot->mr_valid = false;
+	}
+}
+
 /* Completions from the queue's ring only (ernic_host_poll() hands out the held ones first). */
 static int host_poll_ring(struct ernic_host_qpair *qp, struct ernic_host_cpl *cpls, int max)
 {
@@ -278,12 +291,10 @@ static int host_poll_ring(struct ernic_host_qpair *qp, struct ernic_host_cpl *cp
 			host_stage_account(qp, &tq->stamps[cid & tq->mask]);
 			slot->sampled = false;
 		}
-		if (slot->mr_valid) {
-			/* No SEND with Invalidate for our key: invalidate locally, as nvme-rdma does. */
-			if (!(cpl->flags & ERNIC_INPROC_CPL_WITH_INV) || cpl->inv_rkey != slot->rkey)
-				ernic_mr_invalidate(qp->mr, tq->pd, slot->rkey);
+		/* A SEND with Invalidate for our key has done it already. */
+		if ((cpl->flags & ERNIC_INPROC_CPL_WITH_INV) && cpl->inv_rkey == slot->rkey)
 			slot->mr_valid = false;
-		}
+		host_slot_invalidate(qp, slot);
 		qp->free_cids[qp->nr_free++] = cid;
 		if (ERNIC_UNLIKELY(slot->abandoned)) {
 			slot->abandoned = false;
@@ -415,16 +426,11 @@ static int host_qpair_cmd(struct ernic_host_qpair *qp, struct nvme_sqe *sqe, voi
 		sched_yield();
 	}
 	/*
-	 * Given up on: the caller may free @buf, so the region over it is
-	 * invalidated now, as nvme-rdma does before it fails a request: a
-	 * transfer the controller starts later fails on the stale key instead
-	 * of writing there. Its completion, whenever it comes, frees the CID
-	 * only; no later call takes it for its own.
+	 * Given up on: the caller may free @buf, so the region over it goes now,
+	 * as nvme-rdma's does before it fails a request. Its completion,
+	 * whenever it comes, frees the CID only; no later call takes it for its own.
 	 */
-	if (qp->slots[cid].mr_valid) {
-		ernic_mr_invalidate(qp->mr, qp->tq->pd, qp->slots[cid].rkey);
-		qp->slots[cid].mr_valid = false;
-	}
+	host_slot_invalidate(qp, &qp->slots[cid]);
 	qp->slots[cid].abandoned = true;
 	return -ETIMEDOUT;
 }
