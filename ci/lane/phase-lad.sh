@@ -22,8 +22,8 @@ lad_collect() { # lad_collect TARGET-NAME FABRIC-COLLECT-ARGS...: both depths on
 	# Into the outbox (guest-init.sh, outbox_write): the host finds them in build/lane/results/files/lad/.
 	out=$OUTBOX_DIR/lad/$name
 	echo "lad $name fabric-collect" >/run/lane-step
-	log "suites/lad/fabric-collect --target $DEV --runtime $LAD_RUNTIME $*"
-	/ernic/suites/lad/fabric-collect --target "$DEV" --out "$out" --runtime "$LAD_RUNTIME" "$@" ||
+	log "suites/lad/fabric-collect --target $DEV --runtime $LAD_RUNTIME --rounds $ROUNDS $*"
+	/ernic/suites/lad/fabric-collect --target "$DEV" --out "$out" --runtime "$LAD_RUNTIME" --rounds "$ROUNDS" "$@" ||
 		fail "suites/lad/fabric-collect on $DEV ($name) failed"
 	# This lane runs QEMU with TCG: said beside the table.
 	echo "emulated=QEMU TCG" >>"$out/meta"
@@ -119,6 +119,8 @@ lad_ernicd() { # lad_ernicd tcp|rdma: ernicd sampling 1 command in LAD_SAMPLE ov
 	if [ -s "$ERNICD_STATS" ]; then emit_json "lad-$name-stats" "$ERNICD_STATS"; fi
 }
 
+# Each depth runs in as many rounds as the suite cases (LANE_ROUNDS): one in make test's lane, whose check is that
+# the table is complete, three in the nightly's, whose medians are the figures.
 phase_lad() {
 	# shellcheck disable=SC2034 # guest-init.sh reads it
 	PHASE=lad
