@@ -312,8 +312,13 @@ static void *poller_main(void *arg)
 		} else {
 			struct timespec ts = { 0, (long)POLLER_SLEEP_NS };
 
-			/* Announce the sleep, then look once more: a doorbell rung before the store is seen here. */
+			/*
+			 * Announce the sleep, then look once more: a doorbell rung before the store is seen here.
+			 * The fence pairs with the doorbell's (Dekker): the C11 model orders a store before a later
+			 * load of another variable only through seq_cst fences on both sides, whatever x86 does.
+			 */
 			atomic_store(&p->sleeping, 1);
+			atomic_thread_fence(memory_order_seq_cst);
 			if (!poller_has_work(p) && !atomic_load(&p->stop))
 				futex(&p->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts);
 			atomic_store(&p->sleeping, 0);
