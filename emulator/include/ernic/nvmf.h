@@ -87,7 +87,7 @@ uint16_t ernic_nvmf_port_find(struct ernic_nvmf *nvmf, uint8_t trtype, const cha
 /* Link or unlink a subsystem and a port; unlinking makes the controllers of that path fatal. */
 int ernic_nvmf_link(struct ernic_nvmf *nvmf, uint16_t portid, const char *subnqn, char *err, size_t errlen);
 int ernic_nvmf_unlink(struct ernic_nvmf *nvmf, uint16_t portid, const char *subnqn, char *err, size_t errlen);
-/* Subsystems linked to @portid, as a mask over ernic_nvmf_subsys_at() slots (0 for an unknown port). */
+/* Subsystems linked to @portid, as a mask over ernic_nvmf_subsys_get_at() slots (0 for an unknown port). */
 uint32_t ernic_nvmf_port_links(struct ernic_nvmf *nvmf, uint16_t portid);
 /*
  * Set ANA group @grpid (1..ERNIC_NVMF_MAX_ANA_GROUPS, or 0 for every group)
