@@ -37,12 +37,13 @@ $(FUZZ_BUILD)/fuzz/%: emulator/fuzz/%.c emulator/fuzz/fuzz.h $(FUZZ_LIB)
 
 fuzz-bins: $(FUZZ_BINS)
 
-# Run every target even after one fails, then fail.
+# Run every target even after one fails, then fail. A libFuzzer run is one thread: the targets run
+# side by side, one per CPU, each into its own log, printed in order when all are done.
 define fuzz_run_all
-	@rc=0; for t in $(FUZZ_TARGETS); do \
-		emulator/fuzz/run.sh $(FUZZ_BUILD)/fuzz/$$t $(1) $(BUILD)/fuzz/$$t \
-			emulator/fuzz/corpus/$$t emulator/fuzz/crashes/$$t || rc=1; \
-	done; exit $$rc
+	@mkdir -p $(BUILD)/fuzz; rc=0; \
+	printf '%s\n' $(FUZZ_TARGETS) | xargs -P "$$(nproc)" -I{} sh -c 'emulator/fuzz/run.sh $(FUZZ_BUILD)/fuzz/{} \
+		$(1) $(BUILD)/fuzz/{} emulator/fuzz/corpus/{} emulator/fuzz/crashes/{} >$(BUILD)/fuzz/{}.out 2>&1' || rc=1; \
+	for t in $(FUZZ_TARGETS); do cat $(BUILD)/fuzz/$$t.out; done; exit $$rc
 endef
 
 fuzz: fuzz-bins
