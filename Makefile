@@ -29,7 +29,8 @@ all:
 # them, rather than with the compiler's first missing header. Goals that install what they need first (make test,
 # make bench, ...) run `make all` again afterwards, where this check passes.
 BUILD_DEPS     := isa-l/crc.h:libisal-dev CUnit/Basic.h:libcunit1-dev
-INSTALL_GOALS  := deps deps-fuzz clean clean-fuzz test bench bench-long bench-compare lad lane test-lane test-playbooks
+INSTALL_GOALS  := deps deps-fuzz clean clean-fuzz test bench bench-long bench-compare lad lane test-lane test-playbooks \
+                  blktests test-blktests fuzz report test-regress test-report test-workflows
 ifneq ($(filter-out $(INSTALL_GOALS),$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(CC) 2>/dev/null),)
 $(error ernic: no C compiler '$(CC)': missing Debian packages: gcc libc6-dev; run: make deps (or ci/deps.sh build))
@@ -53,7 +54,8 @@ include emulator/emulator.mk
 
 # `make test`: the README's test command. Installs missing Debian packages first.
 # Each phase prints its time since the start, so the 20-minute budget has a breakdown;
-# ci/tree-check fails the run if a test left a file in the checkout or changed a tracked one.
+# ci/tree-check fails the run if a test left a file in the checkout or changed a tracked one (the lane's
+# LANE_CSV_DIR is where a caller asked for rows: ci/nightly's results/).
 TEST_T0 := $(shell date +%s)
 test_phase_done = @echo "== make test: $(1) done at $$(( $$(date +%s) - $(TEST_T0) )) s"
 test: deps
@@ -68,7 +70,7 @@ test: deps
 	$(call test_phase_done,test-more)
 	$(MAKE) test-slow
 	$(call test_phase_done,test-slow)
-	@ci/tree-check check $(BUILD)
+	@ci/tree-check check $(BUILD) $(LANE_CSV_DIR)
 
 deps:
 	ci/deps.sh build engine suites

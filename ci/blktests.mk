@@ -18,7 +18,7 @@
 
 # ../shared/blktests beside the main checkout (a worktree's common git directory tells where that is).
 BLKTESTS_HOME := $(shell git rev-parse --path-format=absolute --git-common-dir 2>/dev/null | sed 's|/\.git$$||')
-BLKTESTS ?= $(abspath $(or $(BLKTESTS_HOME),.)/../shared/blktests)
+BLKTESTS ?= $(or $(BLKTESTS_HOME),$(CURDIR))/../shared/blktests
 BLKTESTS_RUN ?= nvme
 BLKTESTS_QUICK ?= nvme/004 nvme/025 nvme/029
 BLKTESTS_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd $(BUILD)/ernicctl)
@@ -27,7 +27,7 @@ BLKTESTS_ERNICD := $(if $(wildcard emulator/ernicd/ernicd.c),$(BUILD)/ernicd $(B
 blktests:
 	ci/deps.sh lane blktests $(if $(BLKTESTS_ERNICD),build)
 	$(if $(BLKTESTS_ERNICD)$(LOAD_TOOL),$(MAKE) $(BLKTESTS_ERNICD) $(LOAD_TOOL))
-	BLKTESTS=$(BLKTESTS) BLKT_GATE=$(BLKT_GATE) BLKTESTS_MISSING=$(BLKTESTS_MISSING) ERNICD=$(abspath $(BUILD)/ernicd) ERNICCTL=$(abspath $(BUILD)/ernicctl) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
+	BLKTESTS="$(BLKTESTS)" BLKT_GATE="$(BLKT_GATE)" BLKTESTS_MISSING="$(BLKTESTS_MISSING)" ERNICD="$(abspath $(BUILD)/ernicd)" ERNICCTL="$(abspath $(BUILD)/ernicctl)" LOAD_TOOL="$(abspath $(BUILD)/nvmf_tcp_load)" \
 		ci/blktests/run.sh $(BLKTESTS_RUN)
 
 # A guest lane: after every quick check (test-slow). A clone without the snapshot beside it says so in

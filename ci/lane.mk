@@ -16,8 +16,8 @@ lane:
 	ci/deps.sh lane $(if $(LANE_ERNICD),build) engine
 	$(if $(LANE_ERNICD)$(LOAD_TOOL)$(RDMA_SGL_TOOL),$(MAKE) $(LANE_ERNICD) $(LANE_ERNICCTL) $(LOAD_TOOL) $(RDMA_SGL_TOOL))
 	$(MAKE) engine
-	ERNICD=$(abspath $(BUILD)/ernicd) ERNICCTL=$(abspath $(BUILD)/ernicctl) LOAD_TOOL=$(abspath $(BUILD)/nvmf_tcp_load) \
-		RDMA_SGL_TOOL=$(abspath $(BUILD)/nvmf_rdma_sgl) ENGINE_SO=$(abspath $(BUILD)/ernic-fio.so) ci/lane/run.sh
+	ERNICD="$(abspath $(BUILD)/ernicd)" ERNICCTL="$(abspath $(BUILD)/ernicctl)" LOAD_TOOL="$(abspath $(BUILD)/nvmf_tcp_load)" \
+		RDMA_SGL_TOOL="$(abspath $(BUILD)/nvmf_rdma_sgl)" ENGINE_SO="$(abspath $(BUILD)/ernic-fio.so)" ci/lane/run.sh
 
 # `make test` runs the lane last, after every check of test-more (the QEMU guest is the slow part:
 # a quick check that fails should say so first). Its rows stay under build/ unless LANE_CSV_DIR says
@@ -30,4 +30,4 @@ test-slow: test-lane
 # with the others.
 LANE_TEST_SKIP = $(if $(filter undefined,$(origin LANE_SKIP)),,$(LANE_SKIP))
 test-lane:
-	$(MAKE) lane LANE_CSV_DIR=$(or $(LANE_CSV_DIR),$(abspath $(BUILD))/lane/csv) LANE_SKIP=$(LANE_TEST_SKIP)
+	$(MAKE) lane LANE_CSV_DIR="$(or $(LANE_CSV_DIR),$(abspath $(BUILD))/lane/csv)" LANE_SKIP="$(LANE_TEST_SKIP)"

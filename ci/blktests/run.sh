@@ -85,6 +85,7 @@ for f in ${BLKT_TABLE_WITH:-}; do
 	[ -s "$f" ] || die "BLKT_TABLE_WITH: no log $f"
 done
 TIMEOUT=${BLKT_TIMEOUT:-$([ "$WHOLE" = 1 ] && echo $((5400 * NTARGETS)) || echo $((240 + 150 * NTARGETS * NTESTS)))}
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || { echo "blktests: BLKT_TIMEOUT must be a whole number of seconds, not '$TIMEOUT'" >&2; exit 2; }
 command -v qemu-system-x86_64 >/dev/null || die "missing qemu-system-x86_64 (run: ci/deps.sh lane blktests)"
 
 "$HERE/build-guest.sh" "$SRC" || die "building the guest failed"
@@ -126,9 +127,10 @@ awk -F'|' -v lacks="$(for k in "${!ERNICD_LACKS[@]}"; do printf '%s=%s;' "$k" "$
 		n = split(lacks, a, ";"); for (i = 1; i <= n; i++) if (split(a[i], kv, "=") == 2) lack[kv[1]] = kv[2]
 		n = split(cannot, a, ";"); for (i = 1; i <= n; i++) if (split(a[i], kv, "=") == 2) cant[kv[1]] = kv[2]
 	}
+	# The first row of a test and target wins: this boot'"'"'s log comes first, earlier boots'"'"' after it.
 	$1 == "BLKT" {
 		if (!($3 in seen)) { seen[$3] = 1; order[++nt] = $3 }
-		st[$2, $3] = $4; why[$2, $3] = $5
+		if (!(($2, $3) in st)) { st[$2, $3] = $4; why[$2, $3] = $5 }
 	}
 	function cell(tg, t) { return ((tg, t) in st) ? st[tg, t] : "missing" }
 	END {
@@ -160,9 +162,10 @@ if grep -q '^GATE ' "$OUT/table.txt"; then
 	echo "blktests: passes on nvmet-tcp, not on ernicd: $(awk '/^GATE / { printf "%s ", $2 }' "$OUT/table.txt")"
 	[ "${BLKT_GATE:-0}" = 1 ] && exit 1
 fi
+# With the gate or without, a guest that did not finish, or could run nothing, is no result.
+grep -q '^BLKT-DONE' "$LOG" || exit 1
 if [ "${BLKT_GATE:-0}" = 1 ]; then
-	grep -q '^BLKT-DONE' "$LOG" || exit 1
-	# A guest that could run nothing is no pass.
 	grep -q '^passed: nvmet-tcp 0,' "$OUT/table.txt" && { echo "blktests: nothing passed on nvmet-tcp"; exit 1; }
 fi
+grep -q ' of 0$' "$OUT/table.txt" && { echo "blktests: no test ran"; exit 1; }
 exit 0

@@ -58,6 +58,11 @@
 #        in build/lane/lad.txt and, on a pass, rows appended to LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
 # Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
 set -euo pipefail
+# Settings come from the environment (above); an argument is a mistake, not a run of many minutes.
+if [ $# -gt 0 ]; then
+	sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"
+	case "$1" in -h | --help) exit 0 ;; *) echo "ci/lane/run.sh: takes no arguments (got '$1'); settings are LANE_* variables" >&2; exit 2 ;; esac
+fi
 
 die() { echo "lane: $*" >&2; exit 1; }
 START=$(date +%s)
@@ -507,6 +512,8 @@ fi
 awk '$0 == "ERNIC-LANE-TABLE-BEGIN conformance-status" { p = 1; next }
 	$0 == "ERNIC-LANE-TABLE-END conformance-status" { p = 0 } p' "$LOG" >"$OUT/conformance-lane.status.tsv"
 STATUS_TSV=()
+# Only this run's table is printed: a lane without the passthru phase leaves none.
+rm -f "$OUT/conformance.txt"
 for f in "$CONF/conformance.status.tsv" "$OUT/conformance-lane.status.tsv"; do
 	[ ! -s "$f" ] || STATUS_TSV+=("$f")
 done

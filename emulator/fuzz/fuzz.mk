@@ -46,7 +46,7 @@ define fuzz_run_all
 	for t in $(FUZZ_TARGETS); do cat $(BUILD)/fuzz/$$t.out; done; exit $$rc
 endef
 
-fuzz: fuzz-bins
+fuzz: deps fuzz-bins
 	$(call fuzz_run_all,$(FUZZ_SECONDS))
 
 test-more: test-fuzz
