@@ -1234,8 +1234,10 @@ static enum ernic_exec req_exec(struct ernic_req *req)
 
 		status = ernic_fabrics_exec(req);
 		ernic_req_set_status(req, status);
-		if (disconnect && status == NVME_SC_SUCCESS)
+		if (disconnect && status == NVME_SC_SUCCESS) {
 			ernic_sq_detach(sq);
+			sq->deleted = true;
+		}
 		return ERNIC_EXEC_DONE;
 	}
 	status = req_gate(req);

@@ -33,7 +33,7 @@ uint16_t ernic_fabrics_check(const struct ernic_req *req)
 
 	if (cmd->fctype != NVMF_FCTYPE_CONNECT)
 		return sq->connected ? NVME_SC_SUCCESS : NVME_SC_CMD_SEQ_ERROR;
-	if (sq->connected)
+	if (sq->connected || sq->deleted)
 		return NVME_SC_CMD_SEQ_ERROR;
 	if (cmd->recfmt != 0)
 		return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;

@@ -255,6 +255,12 @@ struct ernic_sq {
 	bool sqflow_disabled;
 	bool connected;
 	/*
+	 * A Disconnect deleted this queue: it takes no Connect again. Its
+	 * commands may still hold namespace memory of the subsystem it left,
+	 * which a Connect to another would move it away from (ernic_sq_move()).
+	 */
+	bool deleted;
+	/*
 	 * The listener this queue arrived on (Port ID), set by the transport
 	 * after ernic_sq_init(): a target in a set (nvmf.c) binds the queue to
 	 * the subsystem the Connect names only if that port links it.

@@ -196,7 +196,7 @@ struct tcp_req {
 	uint8_t *h2c_buf;
 	uint32_t r2t_len;  /* bytes the R2T solicited, received at h2c_buf */
 	uint32_t h2c_rcvd; /* of which arrived */
-	uint64_t h2c_wait_ns; /* when the R2T was sent, or its last H2CData received */
+	uint64_t h2c_wait_ns; /* when the R2T was sent: all its data is due within the idle timeout */
 	bool ns_mem;	   /* holds namespace memory: a read sent from it, or a write landing in it */
 	uint32_t c2h_len;  /* controller to host bytes to send from c2h_data */
 	const uint8_t *c2h_data; /* buf, or namespace memory sent in place (tcp_map_c2h_in_place()) */
@@ -1014,7 +1014,13 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 	pthread_mutex_lock(&conn->lock);
 	tcp_tx_completion_locked(conn, treq);
 	pthread_mutex_unlock(&conn->lock);
-	return 0;
+	/*
+	 * A Disconnect deleted the queue (ernic_req_exec()): the connection
+	 * closes once its answer is out (tcp_conn_close() sends what is
+	 * batched), as SPDK's target does. The queue takes no Connect again, and
+	 * no controller's keep-alive covers it any more.
+	 */
+	return conn->sq.deleted ? -ENOTCONN : 0;
 }
 
 /* -------------------------------------------------------------- receiving */
@@ -1055,7 +1061,7 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 		n--;
 		if (now - treq->h2c_wait_ns >= port->idle_timeout_ns) {
 			ernic_log(&port->log, TCP_LOG_TRANSPORT_ERROR,
-				  "peer %s qid %u: closed: no H2CData for cid %u within %" PRIu64 " ms of its R2T",
+				  "peer %s qid %u: closed: the H2CData for cid %u not all in within %" PRIu64 " ms of its R2T",
 				  conn->peer, conn->qid, treq->req.sqe.cid, port->idle_timeout_ns / 1000000);
 			return -ETIME;
 		}
@@ -1506,11 +1512,13 @@ static int tcp_handle_h2c_data(struct tcp_conn *conn)
 	if (rc)
 		return rc;
 	treq->h2c_rcvd += datal;
-	if (!last) {
-		/* The rest of the data is timed from here; the last PDU needs no clock read. */
-		treq->h2c_wait_ns = ernic_now_ns();
+	/*
+	 * The R2T's whole data stays timed from the R2T: a host trickling a byte
+	 * at a time would otherwise hold the slot, and the namespace the write
+	 * lands in (a removal waits for it), as long as it liked.
+	 */
+	if (!last)
 		return 0;
-	}
 	treq->h2c_len = treq->r2t_len;
 	conn->nr_need_data--;
 	return tcp_req_exec(conn, treq);
@@ -1644,6 +1652,8 @@ static const char *tcp_close_reason(int rc)
 		return "host terminated the connection";
 	case -ETIME:
 		return "idle timeout inside a PDU";
+	case -ENOTCONN:
+		return "host deleted the queue (Disconnect)";
 	default:
 		return strerror(-rc);
 	}

@@ -1071,6 +1071,28 @@ static void test_keep_alive_timeout_closes_connection(void)
 }
 
 /* As Linux nvmet: losing the admin queue is a fatal controller error, its I/O connections go too. */
+/*
+ * Disconnect deletes the I/O queue: answered, then the connection closes, so
+ * no Connect on the same socket can move it to another subsystem while its
+ * R2T still holds the namespace memory a write lands in.
+ */
+static void test_disconnect_is_answered_then_the_connection_closes_even_with_an_r2t_open(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_sqe write = th_rw_sqe(NVME_CMD_WRITE, 0, 64 * 1024);
+	struct nvmf_fabrics_cmd disc = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_DISCONNECT };
+	int admin_fd = th_io_queue_up(th, 0, 0);
+
+	/* A write whose R2T the host never answers. */
+	write.cid = 7;
+	th_cmd_send(th, &write, NULL, 64 * 1024, 0, false);
+	CU_ASSERT_EQUAL_FATAL(th_recv_pdu(th), NVME_TCP_R2T);
+	CU_ASSERT_EQUAL(th_cmd(th, (struct nvme_sqe *)&disc, NULL, 0, NULL, 0, false, NULL), 0);
+	CU_ASSERT_TRUE(th_closed(th));
+	close(admin_fd);
+	th_teardown(th);
+}
+
 static void test_closing_the_admin_connection_closes_the_io_connections(void)
 {
 	struct th *th = th_setup(0);
@@ -2006,7 +2028,7 @@ static void test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_
 	th_teardown(th);
 	rewind(opts.log);
 	while (fgets(line, sizeof(line), opts.log))
-		logged |= strstr(line, "no H2CData for cid 42 within 200 ms of its R2T") != NULL;
+		logged |= strstr(line, "the H2CData for cid 42 not all in within 200 ms of its R2T") != NULL;
 	CU_ASSERT(logged);
 	fclose(opts.log);
 }
@@ -2027,6 +2049,34 @@ static void test_an_r2t_after_a_long_idle_gets_the_whole_timeout(void)
 	/* Not before the timeout has run from the R2T (the checks come every ERNIC_TCP_POLL_MS). */
 	CU_ASSERT(!closed_within(th->fd, 3 * SHORT_IDLE_MS / 4));
 	CU_ASSERT(closed_within(th->fd, 20 * SHORT_IDLE_MS));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+/*
+ * The data of an R2T is due within the timeout as a whole: a host sending four
+ * bytes every quarter of it (it used to restart the clock with each PDU) is
+ * closed all the same, and a namespace removal waiting for the write goes on.
+ */
+static void test_an_r2t_answered_a_few_bytes_at_a_time_still_closes_on_time(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct remover r = { .tgt = th->tgt };
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 65536);
+	static const uint8_t four[4] = { 1, 2, 3, 4 };
+	bool closed = false;
+	pthread_t thr;
+
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
+	for (uint32_t off = 0; off < 80 && !closed; off += 4) {
+		(void)th_h2c_hdr(th, &r2t, off, 4, 0);
+		(void)write_all(th->fd, four, sizeof(four));
+		closed = closed_within(th->fd, SHORT_IDLE_MS / 4);
+	}
+	CU_ASSERT_TRUE(closed);
+	remover_join(&r, thr, 2000);
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -2495,6 +2545,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
 	UT_CASE(test_closing_the_admin_connection_closes_the_io_connections),
+	UT_CASE(test_disconnect_is_answered_then_the_connection_closes_even_with_an_r2t_open),
 	UT_CASE(test_io_commands_after_the_admin_queue_is_lost_are_not_answered),
 	UT_CASE(test_discovery_log_over_loopback_tcp),
 	UT_CASE(test_discovery_log_of_a_port_on_ipv6_loopback),
@@ -2531,6 +2582,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_h2c_data_digest_mismatch),
 	UT_CASE(test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_go),
 	UT_CASE(test_an_r2t_after_a_long_idle_gets_the_whole_timeout),
+	UT_CASE(test_an_r2t_answered_a_few_bytes_at_a_time_still_closes_on_time),
 	UT_CASE(test_host_term_req_closes_quietly),
 	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),
 	UT_CASE(test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header),
