@@ -361,6 +361,13 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 			msg.msg_iovlen--;
 		}
 		if (msg.msg_iovlen) {
+			/*
+			 * Part went: a host reading slowly keeps SO_SNDTIMEO from ever
+			 * running out, so a stopping port's grace ends the send here.
+			 */
+			if (ERNIC_UNLIKELY(atomic_load_explicit(&conn->port->stopping, memory_order_relaxed)) &&
+			    ernic_now_ns() >= atomic_load(&conn->port->stop_deadline_ns))
+				return tcp_send_failed_locked(conn, ESHUTDOWN);
 			msg.msg_iov->iov_base = (uint8_t *)msg.msg_iov->iov_base + n;
 			msg.msg_iov->iov_len -= (size_t)n;
 		}
@@ -1181,8 +1188,9 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		if (!conn->idle_since_ns) {
 			now = ernic_now_ns();
 			conn->idle_since_ns = now;
-			conn->spun = conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
-				     ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0;
+			/* Not before Connect: a peer that is no queue yet gets no CPU spun for it. */
+			conn->spun = conn->connected && (conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
+							 ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0);
 			conn->spinning = conn->spun;
 			conn->spins = 0;
 			conn->spin_until_ns = now + (conn->spun ? MIN(MAX(2 * conn->gap_ns, TCP_BUSY_POLL_MIN_NS),
