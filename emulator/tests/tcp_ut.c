@@ -1652,7 +1652,8 @@ static void test_h2c_term_with_a_wrong_hlen_is_not_answered(void)
 
 	th_icreq(th, 0);
 	CU_ASSERT(write_all(th->fd, &term, sizeof(term)) == 0);
-	CU_ASSERT(write_all(th->fd, pad, sizeof(pad)) == 0);
+	/* The rest of the header may find the socket closed already: the controller reads no further. */
+	(void)write_all(th->fd, pad, sizeof(pad));
 	CU_ASSERT_EQUAL(th_recv_pdu(th), -1);
 	th_teardown(th);
 }
