@@ -2303,6 +2303,23 @@ static void test_waits_for_the_host_are_counted_busy_polled_and_caught(void)
 	th_teardown(th);
 }
 
+/* A peer that is no queue yet (no Connect) waits asleep: no CPU is spun for it. */
+static void test_no_busy_poll_before_connect(void)
+{
+	struct th *th = th_setup(0);
+	struct ernic_tcp_wait_stats a, b;
+
+	th_icreq(th, 0);
+	/* The ICResp is out before the wait begins: let it begin, then stay silent. */
+	poll(NULL, 0, 30);
+	ernic_tcp_port_wait_stats(th->port, &a);
+	CU_ASSERT_FATAL(th_connect(th, SUBNQN, 0, 0xFFFF, 0, 0, false) == 0);
+	ernic_tcp_port_wait_stats(th->port, &b);
+	CU_ASSERT(b.waits > a.waits);
+	CU_ASSERT_EQUAL(b.spun, a.spun);
+	th_teardown(th);
+}
+
 /*
  * splice() into a socket the host has closed raises SIGPIPE, which would end
  * the whole process: a host that sends large reads and hangs up before
@@ -2593,6 +2610,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_namespace_removal_waits_for_namespace_memory_still_to_be_sent),
 	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly),
 	UT_CASE(test_waits_for_the_host_are_counted_busy_polled_and_caught),
+	UT_CASE(test_no_busy_poll_before_connect),
 	UT_CASE(test_a_host_gone_while_reads_are_spliced_costs_only_its_connection),
 	UT_CASE(test_reads_in_place_are_copied_unless_the_port_splices),
 	UT_CASE(test_write_of_128_kib_in_capsule),
