@@ -5,4 +5,5 @@
 .PHONY: test-control
 test-more: test-control
 test-control: $(BUILD)/ernicd $(BUILD)/ernicctl
+	ci/deps.sh control
 	BUILD=$(BUILD) ci/test-control
