@@ -3,8 +3,9 @@
 # against ernicd --transport rdma and against the kernel's nvmet-rdma, the same sequence for both: discover
 # (trtype rdma, the RDMA TSAS), connect -i 8 -W 8, id-ctrl, queue_count, the host's memory regions against the MR
 # budget formula, suites/run cases on the namespace (crc32c verify included), disconnect; ernicd also has its
-# id-ctrl fields checked (mdts 5, ioccsz 4 + its in-capsule data / 16, keyed SGL), 20 connect/disconnect rounds
-# with its counters back at rest, and the MR count at a second number of I/O queues.
+# id-ctrl fields checked (mdts 5, ioccsz 4 + its in-capsule data / 16, keyed SGL), nvmf_rdma_sgl's cases (keyed
+# SGL, Disconnect, in-capsule data), 20 connect/disconnect rounds with its counters back at rest and every logged
+# connect naming its host, and the MR count at a second number of I/O queues.
 #
 # The fabric: a veth pair with private addresses (10.0.0.1 and 10.0.0.2), rxe0 on veth0, everything in the
 # guest's initial network namespace. Both hosts and both targets are there: the kernel's nvme-rdma host and
@@ -318,17 +319,17 @@ phase_rdma() {
 	PHASE=rdma-ernicd
 
 	# The real engine's half of the keyed SGL comparison (the emulated half is rdma_ut in the unit tests).
-	echo "rdma ernicd keyed SGL cases" >/run/lane-step
+	echo "rdma ernicd nvmf_rdma_sgl cases" >/run/lane-step
 	if [ -x /bin/nvmf_rdma_sgl ]; then
-		log "keyed SGL cases over real verbs: nvmf_rdma_sgl $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA"
+		log "keyed SGL, Disconnect and in-capsule data cases over real verbs: nvmf_rdma_sgl $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA"
 		nvmf_rdma_sgl "$RDMA_ADDR" "$RDMA_PORT" "$NQN_ERNICD_RDMA" >"$RESULTS/ksgl.txt" 2>&1 || {
 			cat "$RESULTS/ksgl.txt"
 			tail -n 20 "$ERNICD_LOG"
-			fail "keyed SGL cases: the real engine differs from the table the emulated one passes"
+			fail "nvmf_rdma_sgl: the real engine differs from what is expected (the lines marked 'differs' above)"
 		}
 		cat "$RESULTS/ksgl.txt"
 	else
-		log "keyed SGL cases skipped: no /bin/nvmf_rdma_sgl in this guest"
+		log "nvmf_rdma_sgl cases skipped: no /bin/nvmf_rdma_sgl in this guest"
 	fi
 
 	echo "rdma ernicd connect/disconnect loop" >/run/lane-step
@@ -353,6 +354,11 @@ phase_rdma() {
 	rm -f "$ERNICD_STATS"
 	log "ernicd logged $(grep -c ' connect ' "$ERNICD_LOG") connects and $(grep -c ' disconnect ' "$ERNICD_LOG")" \
 		"disconnects over RDMA"
+	# Each Connect's data names its host, in the capsule or behind a keyed SGL (the kernel host's admin queue).
+	if grep -q ' connect host  \| connect host ? ' "$ERNICD_LOG"; then
+		grep ' connect host  \| connect host ? ' "$ERNICD_LOG" | head -n 3 | sed 's/^/  ernicd: /'
+		fail "ernicd logged a connect without the host's NQN"
+	fi
 	log "ernicd's queues went because:"
 	rdma_disconnect_reasons
 	stop_ernicd "$pid" "ernicd --transport rdma"

@@ -96,6 +96,7 @@ struct nvmf_rdma_req {
 	uint8_t *buf;	      /* registered bounce buffer, NVMF_RDMA_BUF_SIZE */
 	uint32_t h2c_len;     /* bytes of host data in buf: what came in the capsule, or what the RDMA READ brought */
 	uint32_t c2h_len;     /* bytes map_data gave the core to fill, to RDMA WRITE */
+	bool closes_queue;    /* answered after a Disconnect deleted the queue: the queue goes once this is sent */
 	/*
 	 * The command's work requests: the RDMA READ of its data, or the RDMA
 	 * WRITE of it chained before the response SEND. Built here, not on the
@@ -451,8 +452,12 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	uint16_t status = nvme_cqe_status(&r->req.cqe);
 	void *icd;
 
-	/* The Connect data where its SGL's offset puts it, as connect_check() read it. */
-	if (nvmf_rdma_map_icd(r, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &icd) == NVME_SC_SUCCESS)
+	/*
+	 * The Connect data where connect_check() read it: in the capsule, or in
+	 * the buffer its RDMA READ filled (a keyed SGL, as the Linux host sends
+	 * an admin queue's Connect).
+	 */
+	if (nvmf_rdma_map_data(&r->req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &icd) == NVME_SC_SUCCESS)
 		data = icd;
 	if (data) {
 		char raw[NVMF_NQN_SIZE];
@@ -495,6 +500,13 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 	}
 	if (connect)
 		nvmf_rdma_connected(q, r);
+	/*
+	 * A Disconnect deleted the queue (ernic_req_exec()): it takes no Connect
+	 * again and no controller's keep-alive covers it, so it closes once its
+	 * answer is sent, as an NVMe/TCP queue's connection does. A SEND posted
+	 * after that answer completes after it, so any of them may close it.
+	 */
+	r->closes_queue = q->sq.deleted;
 	nvmf_rdma_complete(&r->req);
 }
 
@@ -528,6 +540,7 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	r->req.sq = &q->sq;
 	r->req.transport_ctx = r;
 	r->h2c_len = r->c2h_len = 0;
+	r->closes_queue = false;
 	/*
 	 * In-capsule data is copied out so that the buffer goes straight back to
 	 * the receive queue (a page is cheap to copy). Bytes after a command with
@@ -604,6 +617,8 @@ static void nvmf_rdma_handle_wc(struct nvmf_rdma_queue *q, const struct ibv_wc *
 			r->rec.send_done = ernic_now_ns();
 			ernic_trace_end(&q->port->trace, &q->tq, &r->req, &r->stamps, &r->rec);
 		}
+		if (ERNIC_UNLIKELY(r->closes_queue))
+			nvmf_rdma_queue_set_disconnect(q, "host deleted the queue (Disconnect)");
 		nvmf_rdma_req_put(q, r);
 		break;
 	case NVMF_RDMA_WR_WRITE:

@@ -18,8 +18,12 @@
  * after the command (SGL Data Block, offset subtype), each checked for its
  * status and for the block's bytes afterwards.
  *
+ * Then Disconnect: refused on the admin queue, answered on an I/O queue,
+ * whose queue pair the target then closes, and the queue id free again.
+ *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
- * then "ksgl: N/N cases as the table says", then "icd: <case>: <status>
+ * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
+ * and "disconnect: N/3 checks as expected", then "icd: <case>: <status>
  * (expected: <status>)" and "icd: N/N cases as expected". Exit 0 when all
  * are, 1 when one is not, 2 on bad arguments, 77 when the device cannot bind
  * memory windows.
@@ -61,6 +65,7 @@ struct hq {
 	struct nvme_cqe rsp[QSIZE];
 	uint16_t cid;
 	bool dead;
+	bool target_closed; /* the target disconnected the queue pair (RDMA_CM_EVENT_DISCONNECTED seen) */
 };
 
 /* What a command came back with. */
@@ -234,6 +239,19 @@ static struct result hq_cmd_icd(struct hq *q, const struct nvme_sqe *sqe, const 
 		struct rdma_cm_event *ev;
 		int n = ibv_poll_cq(q->cq, 1, &wc);
 
+		/*
+		 * The target may answer and then disconnect (a Disconnect's
+		 * answer): the response is already in the CQ when the CM event
+		 * is read, so look once more before giving up on it.
+		 */
+		if (n == 0 && q->target_closed) {
+			n = ibv_poll_cq(q->cq, 1, &wc);
+			if (n == 0) {
+				q->dead = true;
+				res.why = "target disconnected the queue pair";
+				return res;
+			}
+		}
 		if (n == 1) {
 			if (wc.status != IBV_WC_SUCCESS) {
 				q->dead = true;
@@ -252,8 +270,10 @@ static struct result hq_cmd_icd(struct hq *q, const struct nvme_sqe *sqe, const 
 				res.inv_rkey = wc.invalidated_rkey;
 				hq_post_recv(q, (int)wc.wr_id);
 			}
-			if (res.completed && sent)
+			if (res.completed && sent) {
+				q->dead = q->dead || q->target_closed;
 				return res;
+			}
 			continue;
 		}
 		if (rdma_get_cm_event(q->ch, &ev) == 0) {
@@ -261,9 +281,8 @@ static struct result hq_cmd_icd(struct hq *q, const struct nvme_sqe *sqe, const 
 
 			rdma_ack_cm_event(ev);
 			if (t == RDMA_CM_EVENT_DISCONNECTED) {
-				q->dead = true;
-				res.why = "target disconnected the queue pair";
-				return res;
+				q->target_closed = true;
+				continue;
 			}
 		}
 		usleep(200);
@@ -664,11 +683,67 @@ out:
 	return ok;
 }
 
+/*
+ * Disconnect (Fabrics 6.4): on the admin queue it is refused (Invalid Field:
+ * the admin queue goes with the association); on I/O queue 1 it is
+ * answered, then the target closes that queue pair, and the controller takes
+ * a new I/O queue 1 on a new queue pair. Prints one line per check and
+ * returns how many were as expected, -1 when the controller could not be set up.
+ */
+#define DISC_NR_CHECKS 3
+static int run_disconnect_case(char *err, size_t errlen)
+{
+	static _Alignas(4096) uint8_t block[KSGL_BLOCK];
+	struct hq admin = { 0 }, io = { 0 }, io2 = { 0 };
+	struct nvme_sqe sqe = { 0 };
+	struct nvmf_fabrics_cmd *cmd = (struct nvmf_fabrics_cmd *)&sqe;
+	struct result r;
+	uint16_t cntlid = 0, got;
+	char why[256] = "";
+	int ok = -1;
+
+	if (ctrlr_open(&admin, &io, 1, &cntlid, err, errlen))
+		goto out;
+	ok = 0;
+	cmd->opc = NVME_FABRICS_COMMAND;
+	cmd->fctype = NVMF_FCTYPE_DISCONNECT;
+	sqe_sgl(&sqe, 0, 0, 0, NVME_SGL_SUBTYPE_ADDRESS);
+
+	r = hq_cmd(&admin, &sqe);
+	got = r.status & (uint16_t)~NVME_CQE_STATUS_DNR;
+	printf("disconnect: on the admin queue: %s (expected: %s)%s\n", r.completed ? ernic_status_str(got) : r.why,
+	       ernic_status_str(NVME_SC_INVALID_FIELD), r.completed && got == NVME_SC_INVALID_FIELD ? "" : "  <-- differs");
+	ok += r.completed && got == NVME_SC_INVALID_FIELD;
+
+	r = hq_cmd(&io, &sqe);
+	if (r.completed && !r.status && !io.target_closed)
+		io.target_closed = cm_wait(&io, RDMA_CM_EVENT_DISCONNECTED, why, sizeof(why)) == 0;
+	printf("disconnect: on I/O queue 1: %s, %s (expected: %s, then closed)%s\n",
+	       r.completed ? ernic_status_str(r.status) : r.why,
+	       io.target_closed ? "then the target closed the queue pair" : why[0] ? why : "the queue pair stayed open",
+	       ernic_status_str(NVME_SC_SUCCESS), r.completed && !r.status && io.target_closed ? "" : "  <-- differs");
+	ok += r.completed && !r.status && io.target_closed;
+
+	why[0] = '\0';
+	if (hq_open(&io2, 1, why, sizeof(why)) == 0 && connect_cmd(&io2, 1, cntlid, NULL, why, sizeof(why)) == 0 &&
+	    read_block(&io2, block))
+		snprintf(why, sizeof(why), "a read on it failed");
+	printf("disconnect: a new I/O queue 1 of controller %u: %s%s\n", cntlid, why[0] ? why : "connected and read",
+	       why[0] ? "  <-- differs" : "");
+	ok += !why[0];
+out:
+	hq_close(&io2);
+	hq_close(&io);
+	hq_close(&admin);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int ok = 0;
-	char icd_err[256] = "";
-	int icd_ok;
+	char icd_err[256] = "", disc_err[256] = "";
+	int icd_ok, disc_ok;
+	bool all;
 
 	if (argc != 4 || !strcmp(argv[1], "--help")) {
 		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN\n");
@@ -693,13 +768,19 @@ int main(int argc, char **argv)
 		ok += rc == 1;
 	}
 	printf("ksgl: %u/%zu cases as the table says\n", ok, KSGL_NR_CASES);
+	disc_ok = run_disconnect_case(disc_err, sizeof(disc_err));
+	if (disc_ok < 0)
+		printf("disconnect: could not run: %s\n", disc_err);
+	printf("disconnect: %d/%d checks as expected\n", disc_ok < 0 ? 0 : disc_ok, DISC_NR_CHECKS);
+	fflush(stdout);
+	all = ok == KSGL_NR_CASES && disc_ok == DISC_NR_CHECKS;
 	icd_ok = run_icd_cases(icd_err, sizeof(icd_err));
 	if (icd_ok == -2) {
 		printf("icd: cases skipped: %s\n", icd_err);
-		return ok == KSGL_NR_CASES ? 0 : 1;
+		return all ? 0 : 1;
 	}
 	if (icd_ok < 0)
 		printf("icd: could not run: %s\n", icd_err);
 	printf("icd: %d/%zu cases as expected\n", icd_ok < 0 ? 0 : icd_ok, ICD_NR_CASES);
-	return ok == KSGL_NR_CASES && icd_ok == (int)ICD_NR_CASES ? 0 : 1;
+	return all && icd_ok == (int)ICD_NR_CASES ? 0 : 1;
 }
