@@ -289,19 +289,24 @@ static uint16_t log_page_window(const struct ernic_req *req, size_t size, uint64
 
 uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t size)
 {
-	uint64_t lpo, len;
+	uint64_t lpo, len, data_len;
 	void *buf;
 	uint16_t status;
 
 	status = log_page_window(req, size, &lpo, &len);
 	if (status)
 		return status;
-	status = ernic_req_map_data_atleast(req, (uint32_t)len, NVME_DATA_CTRL_TO_HOST, &buf);
+	/*
+	 * Bytes past the end of the page read as zero. Under MDTS 0 a host may
+	 * ask for up to 4 GiB of a 512-byte page: the transport sends those
+	 * zeros without a buffer of that size.
+	 */
+	data_len = MIN(len, size - lpo);
+	status = ernic_req_map_c2h_zero_tail(req, (uint32_t)len, (uint32_t)data_len, &buf);
 	if (status)
 		return status;
-	/* Bytes past the end of the page read as zero. */
-	memset(buf, 0, len);
-	memcpy(buf, (const uint8_t *)page + lpo, MIN(len, size - lpo));
+	if (data_len)
+		memcpy(buf, (const uint8_t *)page + lpo, data_len);
 	ernic_stat_add(&req->sq->stats.bytes_read, len);
 	return NVME_SC_SUCCESS;
 }

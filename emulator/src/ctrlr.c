@@ -1077,6 +1077,21 @@ uint16_t ernic_req_map_c2h_in_place(struct ernic_req *req, uint32_t len, const v
 	return req->sq->ops->map_c2h_in_place(req, len, src);
 }
 
+uint16_t ernic_req_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf)
+{
+	const struct ernic_transport_ops *ops = req->sq->ops;
+	uint16_t status;
+
+	if (ernic_req_sgl_len(req) < len)
+		return NVME_SC_SGL_INVALID_DATA_LEN;
+	if (ops->map_c2h_zero_tail)
+		return ops->map_c2h_zero_tail(req, len, data_len, buf);
+	status = ops->map_data(req, len, NVME_DATA_CTRL_TO_HOST, buf);
+	if (status == NVME_SC_SUCCESS)
+		memset((uint8_t *)*buf + data_len, 0, len - data_len);
+	return status;
+}
+
 static void ctrlr_log_error(struct ernic_ctrlr *ctrlr, const struct ernic_req *req)
 {
 	struct nvme_error_log_entry *e;

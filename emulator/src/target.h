@@ -206,6 +206,14 @@ struct ernic_transport_ops {
 	 * until they left.
 	 */
 	uint16_t (*map_c2h_in_place)(struct ernic_req *req, uint32_t len, const void *src);
+	/*
+	 * Optional, used only by ernic_req_map_c2h_zero_tail() after its
+	 * length rule: controller to host data of @len bytes of which the core
+	 * fills the first @data_len in *@buf; the transport sends the rest as
+	 * zeros from no buffer of the command's. Without it the core zeroes a
+	 * map_data() buffer of @len.
+	 */
+	uint16_t (*map_c2h_zero_tail)(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf);
 	void (*complete)(struct ernic_req *req);
 	/*
 	 * In-capsule data the transport accepts on I/O queues: 0 over RDMA (every
@@ -396,10 +404,16 @@ uint32_t ernic_req_sgl_len(const struct ernic_req *req);
  *
  * ernic_req_map_c2h_in_place() - the exact rule for a Read the transport
  *	sends from @src itself (ops->map_c2h_in_place) instead of a buffer.
+ *
+ * ernic_req_map_c2h_zero_tail() - the at-least rule for controller to host
+ *	data whose bytes from @data_len on are zero (a log page read past its
+ *	end): *buf holds @data_len bytes to fill, the zeros after them are the
+ *	transport's to send (ops->map_c2h_zero_tail), or zeroed here.
  */
 uint16_t ernic_req_map_data_exact(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 uint16_t ernic_req_map_data_atleast(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 uint16_t ernic_req_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src);
+uint16_t ernic_req_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf);
 /*
  * ernic_req_h2c_in_place() - where the @len bytes of a Write's data may land
  * straight from the transport, before exec: the namespace's own memory for

@@ -198,7 +198,8 @@ struct tcp_req {
 	uint32_t h2c_rcvd; /* of which arrived */
 	uint64_t h2c_wait_ns; /* when the R2T was sent: all its data is due within the idle timeout */
 	bool ns_mem;	   /* holds namespace memory: a read sent from it, or a write landing in it */
-	uint32_t c2h_len;  /* controller to host bytes to send from c2h_data */
+	uint32_t c2h_len;  /* controller to host bytes to send: from c2h_data, then c2h_zeros of zeros */
+	uint32_t c2h_zeros; /* the last bytes of c2h_len, zeros sent from tcp_zeros (tcp_map_c2h_zero_tail()) */
 	const uint8_t *c2h_data; /* buf, or namespace memory sent in place (tcp_map_c2h_in_place()) */
 	void *h2c_map;	   /* what map_data returned for host to controller data */
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
@@ -300,6 +301,7 @@ struct ernic_tcp_port {
 
 static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 static uint16_t tcp_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src);
+static uint16_t tcp_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf);
 static void tcp_complete(struct ernic_req *req);
 
 static const struct ernic_transport_ops tcp_ops = {
@@ -307,6 +309,7 @@ static const struct ernic_transport_ops tcp_ops = {
 	.trtype = NVMF_TRTYPE_TCP,
 	.map_data = tcp_map_data,
 	.map_c2h_in_place = tcp_map_c2h_in_place,
+	.map_c2h_zero_tail = tcp_map_c2h_zero_tail,
 	.complete = tcp_complete,
 	.in_capsule_data_size = ERNIC_TCP_IN_CAPSULE_DATA,
 };
@@ -611,25 +614,35 @@ static int tcp_tx_rsp_locked(struct tcp_conn *conn, const struct nvme_cqe *cqe)
 	return tcp_tx_pdu_locked(conn, &rsp, TCP_RSP_HLEN, NULL, 0, false);
 }
 
-/* C2HData in MAXH2CDATA-sized PDUs; the last one says LAST, and SUCCESS if @success. */
+/* What a zero tail is sent from (tcp_map_c2h_zero_tail()), one C2HData PDU's worth at a time. */
+#define TCP_ZEROS_LEN (64u * 1024)
+static const uint8_t tcp_zeros[TCP_ZEROS_LEN];
+
+/*
+ * C2HData in MAXH2CDATA-sized PDUs, then a zero tail in PDUs of
+ * TCP_ZEROS_LEN at most; the last one says LAST, and SUCCESS if @success.
+ */
 static int tcp_tx_c2h_data_locked(struct tcp_conn *conn, struct tcp_req *treq, bool success)
 {
-	uint32_t chunk = conn->port->maxh2cdata;
+	uint32_t data_end = treq->c2h_len - treq->c2h_zeros;
 	bool ns_mem = treq->c2h_data != treq->buf;
 	int rc = 0;
 
 	/* 64-bit: under MDTS 0 a transfer may end within a chunk of 4 GiB, where a 32-bit offset would wrap to 0. */
-	for (uint64_t off = 0; off < treq->c2h_len && !rc; off += chunk) {
+	for (uint64_t off = 0, datal; off < treq->c2h_len && !rc; off += datal) {
+		bool zeros = off >= data_end;
 		struct nvme_tcp_data_pdu pdu = {
 			.hdr.type = NVME_TCP_C2H_DATA,
 			.cccid = treq->req.sqe.cid,
 			.datao = (uint32_t)off,
-			.datal = (uint32_t)MIN(chunk, treq->c2h_len - off),
 		};
 
-		if (off + pdu.datal == treq->c2h_len)
+		datal = zeros ? MIN(TCP_ZEROS_LEN, treq->c2h_len - off) : MIN(conn->port->maxh2cdata, data_end - off);
+		pdu.datal = (uint32_t)datal;
+		if (off + datal == treq->c2h_len)
 			pdu.hdr.flags = NVME_TCP_F_DATA_LAST | (success ? NVME_TCP_F_DATA_SUCCESS : 0);
-		rc = tcp_tx_pdu_locked(conn, &pdu, TCP_DATA_HLEN, treq->c2h_data + off, pdu.datal, ns_mem);
+		rc = tcp_tx_pdu_locked(conn, &pdu, TCP_DATA_HLEN, zeros ? tcp_zeros : treq->c2h_data + off, pdu.datal,
+				       ns_mem && !zeros);
 	}
 	return rc;
 }
@@ -815,7 +828,7 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 	memset(&treq->req, 0, sizeof(treq->req));
 	treq->req.sq = &conn->sq;
 	treq->req.transport_ctx = treq;
-	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = 0;
+	treq->h2c_len = treq->r2t_len = treq->h2c_rcvd = treq->c2h_len = treq->c2h_zeros = 0;
 	treq->c2h_data = NULL;
 	treq->h2c_map = NULL;
 	treq->h2c_buf = treq->buf;
@@ -909,6 +922,28 @@ static uint16_t tcp_map_c2h_in_place(struct ernic_req *req, uint32_t len, const 
 	treq->c2h_len = len;
 	treq->c2h_data = src;
 	atomic_fetch_add_explicit(&conn->port->tx_c2h_in_place, 1, memory_order_relaxed);
+	return NVME_SC_SUCCESS;
+}
+
+/*
+ * A log page read past its end: the page's @data_len bytes in the slot's
+ * buffer, the zeros after them sent from tcp_zeros, so that a Get Log Page
+ * asking 4 GiB of a 512-byte page (NUMD up to 2^32 under MDTS 0) grows no
+ * buffer and touches no memory.
+ */
+static uint16_t tcp_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf)
+{
+	struct tcp_req *treq = req->transport_ctx;
+	uint16_t status = tcp_check_c2h_sgl(req, len);
+
+	if (status)
+		return status;
+	if (tcp_req_buf_reserve(treq, data_len))
+		return NVME_SC_INTERNAL;
+	treq->c2h_len = len;
+	treq->c2h_zeros = len - data_len;
+	treq->c2h_data = treq->buf;
+	*buf = treq->buf;
 	return NVME_SC_SUCCESS;
 }
 

@@ -1556,6 +1556,63 @@ static void test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib(voi
 	free(rbuf);
 }
 
+/*
+ * Under MDTS 0 one Get Log Page may ask for 4 GiB of a 512-byte page: the
+ * page, then zeros the target sends from no buffer of the command's
+ * (tcp_map_c2h_zero_tail()). 256 MiB of the SMART log here, read PDU by PDU:
+ * a slot buffer grown to 256 MiB and zeroed would raise this process's peak
+ * resident size (the target runs in it) by as much.
+ */
+static void test_a_log_page_read_far_past_its_end_costs_the_target_no_buffer(void)
+{
+	const uint32_t len = 256u << 20, numd = len / 4 - 1;
+	static uint8_t page[512];
+	struct nvme_sqe sqe = { .opc = NVME_ADMIN_GET_LOG_PAGE, .nsid = 0xFFFFFFFF };
+	struct rusage before, after;
+	uint64_t rcvd = 0, tail_nonzero = 0;
+	bool head_same = true, last = false;
+	struct th *th;
+
+	g_mdts = 0;
+	th = th_setup(0);
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	sqe.cdw10 = NVME_LOG_SMART | (uint32_t)(sizeof(page) / 4 - 1) << 16;
+	CU_ASSERT_FATAL(th_cmd(th, &sqe, NULL, 0, page, sizeof(page), false, NULL) == 0);
+
+	CU_ASSERT_FATAL(getrusage(RUSAGE_SELF, &before) == 0);
+	sqe.cdw10 = NVME_LOG_SMART | (numd & 0xFFFF) << 16;
+	sqe.cdw11 = numd >> 16;
+	th_cmd_send(th, &sqe, NULL, 0, len, false);
+	while (!last) {
+		const struct nvme_tcp_data_pdu *data = (const struct nvme_tcp_data_pdu *)th->pdu;
+		const uint8_t *p;
+
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_C2H_DATA);
+		CU_ASSERT_FATAL(data->datao == rcvd && data->datal <= len - rcvd);
+		p = th->pdu + data->hdr.pdo;
+		for (uint32_t i = 0; i < data->datal; i++) {
+			uint64_t at = rcvd + i;
+
+			if (at < sizeof(page))
+				head_same = head_same && p[i] == page[at];
+			else
+				tail_nonzero += p[i] != 0;
+		}
+		rcvd += data->datal;
+		last = data->hdr.flags & NVME_TCP_F_DATA_LAST;
+	}
+	CU_ASSERT(rcvd == len);
+	CU_ASSERT(head_same);
+	CU_ASSERT(tail_nonzero == 0);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == 0);
+	CU_ASSERT_FATAL(getrusage(RUSAGE_SELF, &after) == 0);
+	/* ru_maxrss is in KiB: well under the 256 MiB a buffer of the command's would have taken. */
+	CU_ASSERT(after.ru_maxrss - before.ru_maxrss < 32 * 1024);
+	th_teardown(th);
+	g_mdts = ERNIC_MDTS;
+}
+
 /* ---------------------------------------------------------------- logging */
 
 static void test_host_nqn_in_log_lines_is_escaped(void)
@@ -2546,6 +2603,7 @@ static void test_reads_in_place_are_copied_unless_the_port_splices(void)
 }
 
 UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
+	UT_CASE(test_a_log_page_read_far_past_its_end_costs_the_target_no_buffer),
 	UT_CASE(test_crc32c_check_value_and_chaining),
 	UT_CASE(test_icreq_without_digests),
 	UT_CASE(test_a_port_made_without_options_has_the_defaults),
