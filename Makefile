@@ -55,7 +55,8 @@ include emulator/emulator.mk
 # `make test`: the README's test command. Installs missing Debian packages first.
 # Each phase prints its time since the start, so the 20-minute budget has a breakdown;
 # ci/tree-check fails the run if a test left a file in the checkout or changed a tracked one (the lane's
-# LANE_CSV_DIR is where a caller asked for rows: ci/nightly's results/).
+# LANE_CSV_DIR is where a caller asked for rows: ci/nightly's results/). Under `make -j test` only the builds
+# run in parallel: the checks after them start ernicd and guests that share ports, build/lane and both CPUs.
 TEST_T0 := $(shell date +%s)
 test_phase_done = @echo "== make test: $(1) done at $$(( $$(date +%s) - $(TEST_T0) )) s"
 test: deps
@@ -66,9 +67,9 @@ test: deps
 	$(call test_phase_done,unit tests)
 	$(MAKE) BUILD=build-san SAN=1 test-unit
 	$(call test_phase_done,unit tests under ASan+UBSan)
-	$(MAKE) test-more
+	$(MAKE) -j1 test-more
 	$(call test_phase_done,test-more)
-	$(MAKE) test-slow
+	$(MAKE) -j1 test-slow
 	$(call test_phase_done,test-slow)
 	@ci/tree-check check $(BUILD) $(LANE_CSV_DIR)
 
