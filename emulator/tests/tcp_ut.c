@@ -1613,6 +1613,30 @@ static void test_a_log_page_read_far_past_its_end_costs_the_target_no_buffer(voi
 	g_mdts = ERNIC_MDTS;
 }
 
+/*
+ * The same from an offset inside the page, with digests on and MAXH2CDATA
+ * 16 KiB: the page's last 256 bytes, then 99,744 zeros (C2HData of 64 KiB at
+ * most), every digest checked by th_recv_pdu().
+ */
+static void test_a_log_page_read_past_its_end_from_an_offset_with_digests(void)
+{
+	const uint32_t lpo = 256, len = 100000;
+	static uint8_t page[512], in[100000], zeros[100000];
+	struct nvme_sqe sqe = { .opc = NVME_ADMIN_GET_LOG_PAGE, .nsid = 0xFFFFFFFF };
+	struct th *th = th_setup(16384);
+
+	th_admin_up(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE, SUBNQN, 0, 0);
+	sqe.cdw10 = NVME_LOG_SMART | (uint32_t)(sizeof(page) / 4 - 1) << 16;
+	CU_ASSERT_FATAL(th_cmd(th, &sqe, NULL, 0, page, sizeof(page), false, NULL) == 0);
+	sqe.cdw10 = NVME_LOG_SMART | (len / 4 - 1) << 16;
+	sqe.cdw12 = lpo;
+	memset(in, 0xA5, sizeof(in));
+	CU_ASSERT(th_cmd(th, &sqe, NULL, 0, in, len, false, NULL) == 0);
+	CU_ASSERT(!memcmp(in, page + lpo, sizeof(page) - lpo));
+	CU_ASSERT(!memcmp(in + sizeof(page) - lpo, zeros, len - (sizeof(page) - lpo)));
+	th_teardown(th);
+}
+
 /* ---------------------------------------------------------------- logging */
 
 static void test_host_nqn_in_log_lines_is_escaped(void)
@@ -2604,6 +2628,7 @@ static void test_reads_in_place_are_copied_unless_the_port_splices(void)
 
 UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts_1_refuses_12_kib),
 	UT_CASE(test_a_log_page_read_far_past_its_end_costs_the_target_no_buffer),
+	UT_CASE(test_a_log_page_read_past_its_end_from_an_offset_with_digests),
 	UT_CASE(test_crc32c_check_value_and_chaining),
 	UT_CASE(test_icreq_without_digests),
 	UT_CASE(test_a_port_made_without_options_has_the_defaults),
