@@ -72,21 +72,27 @@
 /* Empty polls between clock reads when a getevents timeout is set. */
 #define ERNIC_SPINS_PER_CLOCK 256
 
+/*
+ * Numbers and sizes come from fio as strings and are read by
+ * ernic_opts_read(): fio's own parser splits a number at '-' as a range,
+ * so ernic_queues=-1 printed an error and then ran with the default.
+ */
 struct ernic_options {
 	void *pad; /* fio stores the thread_data pointer here */
 	char *backend;
-	/* FIO_OPT_ULL, not FIO_OPT_INT: fio checks an INT's maxval after truncating it to 32 bits. */
-	unsigned long long queues;
+	char *queues_str;
 	char *stats;
 	unsigned int host_checks;
-	unsigned long long stage_sample;
+	char *stage_sample_str;
 	unsigned int passthru;
 	unsigned int fixedbufs;
 	unsigned int split;
 	unsigned int fua;
-	unsigned long long nsid;
+	char *nsid_str;
 	char *opcode;
-	unsigned long long size;
+	char *size_str;
+	/* What ernic_opts_read() made of the strings */
+	unsigned long long queues, stage_sample, nsid, size;
 };
 
 enum ernic_passthru {
@@ -108,12 +114,10 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_queues",
 		.lname	= "ernic I/O queues",
-		.type	= FIO_OPT_ULL,
-		.off1	= offsetof(struct ernic_options, queues),
-		.minval	= 0,
-		.maxval	= ERNIC_MAX_IO_QUEUES,
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, queues_str),
 		.def	= "0",
-		.help	= "I/O queues to connect; job i uses queue (i mod queues) + 1 (0: all the backend offers)",
+		.help	= "I/O queues to connect, 0 to 64; job i uses queue (i mod queues) + 1 (0: all the backend offers)",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -142,10 +146,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_stage_sample",
 		.lname	= "ernic stage sampling",
-		.type	= FIO_OPT_ULL,
-		.off1	= offsetof(struct ernic_options, stage_sample),
-		.minval	= 0,
-		.maxval	= UINT32_MAX,
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, stage_sample_str),
 		.def	= "0",
 		.help	= "Stamp 1 in N commands at each stage (host driver, transport to target, target driver, "
 			  "storage, transport to host) and put the stage means in ernic_stats (0: off; ntprof samples 1 in 1000)",
@@ -201,10 +203,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_nsid",
 		.lname	= "ernic namespace id",
-		.type	= FIO_OPT_ULL,
-		.off1	= offsetof(struct ernic_options, nsid),
-		.minval	= 0,
-		.maxval	= UINT32_MAX,
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, nsid_str),
 		.def	= "0",
 		.help	= "NSID to put in every I/O command (0: the namespace's own; another one tests Invalid Namespace)",
 		.category = FIO_OPT_C_ENGINE,
@@ -223,8 +223,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_size",
 		.lname	= "ernic namespace size for fio",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct ernic_options, size),
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, size_str),
 		.def	= "0",
 		.help	= "Size fio is told the namespace has (0: what Identify Namespace says); a larger one lets "
 			  "offset= reach LBAs past the end",
@@ -824,6 +824,45 @@ fail:
 	return rc;
 }
 
+static int ernic_opt_number(const char *key, const char *val, uint64_t max, unsigned long long *out, bool report)
+{
+	uint64_t v;
+
+	if (ernic_parse_u64(val, max, &v) == 0) {
+		*out = v;
+		return 0;
+	}
+	if (report)
+		log_err("ernic: %s=%s: not a whole number from 0 to %" PRIu64 " (decimal or 0x hex)\n", key, val, max);
+	return 1;
+}
+
+/*
+ * Read the number and size options into struct ernic_options: 0, or 1 with
+ * one line per bad one naming it and its value when @report (init reports;
+ * get_file_size, which runs first in the parent, only falls back).
+ */
+static int ernic_opts_read(struct thread_data *td, bool report)
+{
+	struct ernic_options *o = td->eo;
+	long long size;
+	int bad = 0;
+
+	bad |= ernic_opt_number("ernic_queues", o->queues_str, ERNIC_MAX_IO_QUEUES, &o->queues, report);
+	bad |= ernic_opt_number("ernic_stage_sample", o->stage_sample_str, UINT32_MAX, &o->stage_sample, report);
+	bad |= ernic_opt_number("ernic_nsid", o->nsid_str, UINT32_MAX, &o->nsid, report);
+	/* A size as fio reads one (its k/m/g/t suffixes, by kb_base), but never signed or a range. */
+	if (o->size_str && !strchr(o->size_str, '-') && !check_str_bytes(o->size_str, &size, td) && size >= 0) {
+		o->size = (unsigned long long)size;
+	} else {
+		if (report)
+			log_err("ernic: ernic_size=%s: not a size in bytes (fio's k, m, g, t suffixes allowed)\n",
+				o->size_str ? o->size_str : "");
+		bad = 1;
+	}
+	return bad;
+}
+
 /* Namespace size for fio's file size. Runs in the parent, before init. */
 static int fio_ernic_get_file_size(struct thread_data *td, struct fio_file *f)
 {
@@ -834,7 +873,8 @@ static int fio_ernic_get_file_size(struct thread_data *td, struct fio_file *f)
 
 	if (fio_file_size_known(f))
 		return 0;
-	if (o->size) {
+	/* Bad options are reported once, by init. */
+	if (ernic_opts_read(td, false) == 0 && o->size) {
 		f->real_file_size = o->size;
 		fio_file_set_size_known(f);
 		return 0;
@@ -1005,6 +1045,10 @@ static int fio_ernic_init(struct thread_data *td)
 	}
 	if (!job || !job->sq || !job->done || !job->events || !job->errors) {
 		log_err("ernic: out of memory\n");
+		ernic_job_free(job);
+		return 1;
+	}
+	if (ernic_opts_read(td, true)) {
 		ernic_job_free(job);
 		return 1;
 	}

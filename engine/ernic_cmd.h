@@ -10,6 +10,7 @@
 #ifndef ERNIC_ENGINE_CMD_H
 #define ERNIC_ENGINE_CMD_H
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -200,18 +201,38 @@ static inline int ernic_dev_names(const char *path, char *ng, size_t nglen, char
  * The value of ernic_opcode: 0..255 in decimal or 0x hex, or -1 when @s is
  * not one (the caller names the option and value).
  */
-static inline int ernic_parse_opcode(const char *s)
+/*
+ * A whole-number option's value: decimal (a leading 0 is no octal) or 0x
+ * hex, nothing around it, at most @max. 0, or -1 when it is not one (a sign,
+ * a space, a suffix, a range).
+ */
+static inline int ernic_parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-	unsigned long v;
+	int base = 10;
+	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!s)
+		return -1;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!isxdigit((unsigned char)*s))
 		return -1;
 	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || v > 0xFF)
+	v = strtoull(s, &end, base);
+	if (errno || *end || v > max)
 		return -1;
-	return (int)v;
+	*out = v;
+	return 0;
+}
+
+static inline int ernic_parse_opcode(const char *s)
+{
+	uint64_t v;
+
+	return ernic_parse_u64(s, 0xFF, &v) ? -1 : (int)v;
 }
 
 /* Bytes in one command at most: MDTS (units of the minimum page, 0 = no limit) and the host's own limit. */

@@ -148,6 +148,32 @@ static void test_opcode_values_decimal_or_hex_up_to_255(void)
 	CU_ASSERT_EQUAL(ernic_parse_opcode(NULL), -1);
 }
 
+/* fio's own parser read ernic_queues=-1 as a range and ran with the default: these are read here. */
+static void test_whole_number_options_refuse_signs_ranges_and_suffixes(void)
+{
+	uint64_t v = 7;
+
+	CU_ASSERT(ernic_parse_u64("64", 64, &v) == 0 && v == 64);
+	CU_ASSERT(ernic_parse_u64("0", 64, &v) == 0 && v == 0);
+	CU_ASSERT(ernic_parse_u64("010", 64, &v) == 0 && v == 10);
+	CU_ASSERT(ernic_parse_u64("0x10", 64, &v) == 0 && v == 16);
+	CU_ASSERT(ernic_parse_u64("4294967295", UINT32_MAX, &v) == 0 && v == UINT32_MAX);
+	v = 7;
+	CU_ASSERT_EQUAL(ernic_parse_u64("65", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("4294967296", UINT32_MAX, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("99999999999999999999", UINT64_MAX, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("-1", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("+1", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64(" 1", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("1-2", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("1k", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("0x", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("0x-1", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64("", 64, &v), -1);
+	CU_ASSERT_EQUAL(ernic_parse_u64(NULL, 64, &v), -1);
+	CU_ASSERT_EQUAL(v, 7);
+}
+
 static void test_dev_max_xfer_honours_the_host_limit_and_zero_means_no_limit(void)
 {
 	CU_ASSERT_EQUAL(ernic_dev_max_xfer(5, 4096, 0), 128u * 1024);
@@ -164,4 +190,5 @@ UT_MAIN("engine_cmd", UT_CASE(test_read_sqe_has_slba_split_over_cdw10_11_and_zer
 	UT_CASE(test_block_device_maps_to_its_ng_twin_and_controller),
 	UT_CASE(test_labels_partitions_and_controllers_are_not_namespaces),
 	UT_CASE(test_opcode_values_decimal_or_hex_up_to_255),
+	UT_CASE(test_whole_number_options_refuse_signs_ranges_and_suffixes),
 	UT_CASE(test_dev_max_xfer_honours_the_host_limit_and_zero_means_no_limit))
