@@ -82,17 +82,17 @@ struct ernic_options {
 	char *backend;
 	char *queues_str;
 	char *stats;
-	unsigned int host_checks;
+	char *host_checks_str;
 	char *stage_sample_str;
 	unsigned int passthru;
-	unsigned int fixedbufs;
-	unsigned int split;
-	unsigned int fua;
+	char *fixedbufs_str;
+	char *split_str;
+	char *fua_str;
 	char *nsid_str;
 	char *opcode;
 	char *size_str;
 	/* What ernic_opts_read() made of the strings */
-	unsigned long long queues, stage_sample, nsid, size;
+	unsigned long long queues, host_checks, stage_sample, fixedbufs, split, fua, nsid, size;
 };
 
 enum ernic_passthru {
@@ -134,8 +134,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_host_checks",
 		.lname	= "ernic host-side checks",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct ernic_options, host_checks),
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, host_checks_str),
 		.def	= "1",
 		.help	= "Fail I/O not aligned to the namespace block size with EINVAL before sending, as the "
 			  "block layer does (0: send a length off the block size and let the controller reject it; "
@@ -173,8 +173,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_fixedbufs",
 		.lname	= "ernic fixed buffers",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct ernic_options, fixedbufs),
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, fixedbufs_str),
 		.def	= "0",
 		.help	= "Device mode with ernic_passthru=uring: register the I/O buffers with the ring (IORING_URING_CMD_FIXED)",
 		.category = FIO_OPT_C_ENGINE,
@@ -183,8 +183,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_split",
 		.lname	= "ernic split at MDTS",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct ernic_options, split),
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, split_str),
 		.def	= "1",
 		.help	= "Split an I/O larger than MDTS into several commands (0: send it as one and let it be refused)",
 		.category = FIO_OPT_C_ENGINE,
@@ -193,8 +193,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "ernic_fua",
 		.lname	= "ernic force unit access",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct ernic_options, fua),
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct ernic_options, fua_str),
 		.def	= "0",
 		.help	= "Set FUA (CDW12 bit 30) on every Write",
 		.category = FIO_OPT_C_ENGINE,
@@ -824,18 +824,23 @@ fail:
 	return rc;
 }
 
-static int ernic_opt_number(const char *key, const char *val, uint64_t max, unsigned long long *out, bool report)
-{
-	uint64_t v;
-
-	if (ernic_parse_u64(val, max, &v) == 0) {
-		*out = v;
-		return 0;
-	}
-	if (report)
-		log_err("ernic: %s=%s: not a whole number from 0 to %" PRIu64 " (decimal or 0x hex)\n", key, val, max);
-	return 1;
-}
+/* The whole-number options (0/1 for a switch): where fio put each string, where its value goes, its largest. */
+static const struct ernic_number_opt {
+	const char *key;
+	size_t str, val;
+	uint64_t max;
+} ernic_number_opts[] = {
+#define ERNIC_NUMBER_OPT(name, max) \
+	{ "ernic_" #name, offsetof(struct ernic_options, name##_str), offsetof(struct ernic_options, name), max }
+	ERNIC_NUMBER_OPT(queues, ERNIC_MAX_IO_QUEUES),
+	ERNIC_NUMBER_OPT(host_checks, 1),
+	ERNIC_NUMBER_OPT(stage_sample, UINT32_MAX),
+	ERNIC_NUMBER_OPT(fixedbufs, 1),
+	ERNIC_NUMBER_OPT(split, 1),
+	ERNIC_NUMBER_OPT(fua, 1),
+	ERNIC_NUMBER_OPT(nsid, UINT32_MAX),
+#undef ERNIC_NUMBER_OPT
+};
 
 /*
  * Read the number and size options into struct ernic_options: 0, or 1 with
@@ -848,9 +853,22 @@ static int ernic_opts_read(struct thread_data *td, bool report)
 	long long size;
 	int bad = 0;
 
-	bad |= ernic_opt_number("ernic_queues", o->queues_str, ERNIC_MAX_IO_QUEUES, &o->queues, report);
-	bad |= ernic_opt_number("ernic_stage_sample", o->stage_sample_str, UINT32_MAX, &o->stage_sample, report);
-	bad |= ernic_opt_number("ernic_nsid", o->nsid_str, UINT32_MAX, &o->nsid, report);
+	for (size_t i = 0; i < sizeof(ernic_number_opts) / sizeof(ernic_number_opts[0]); i++) {
+		const struct ernic_number_opt *n = &ernic_number_opts[i];
+		const char *str = *(char **)((char *)o + n->str);
+		uint64_t v;
+
+		if (ernic_parse_u64(str, n->max, &v) == 0) {
+			*(unsigned long long *)((char *)o + n->val) = v;
+			continue;
+		}
+		bad = 1;
+		if (report && n->max == 1)
+			log_err("ernic: %s=%s: not 0 or 1\n", n->key, str ? str : "");
+		else if (report)
+			log_err("ernic: %s=%s: not a whole number from 0 to %" PRIu64 " (decimal or 0x hex)\n", n->key,
+				str ? str : "", n->max);
+	}
 	/* A size as fio reads one (its k/m/g/t suffixes, by kb_base), but never signed or a range. */
 	if (o->size_str && !strchr(o->size_str, '-') && !check_str_bytes(o->size_str, &size, td) && size >= 0) {
 		o->size = (unsigned long long)size;

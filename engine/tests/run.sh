@@ -297,14 +297,14 @@ fi
 # read ernic_queues=-1 as a range, said so, and ran with the default: the engine reads these itself.
 bad_numbers_ok=true
 for kv in ernic_nsid=4294967296 ernic_stage_sample=4294967296 ernic_queues=-1 ernic_queues=65 ernic_queues=1-2 \
-	ernic_nsid=-1 ernic_size=-1 ernic_size=lots; do
-	if status --rw=read "--$kv" || ! grep -q "^ernic: $kv: not a" "$out/status.err"; then
+	ernic_nsid=-1 ernic_size=-1 ernic_size=lots ernic_fua=-1 ernic_split=1-0 ernic_host_checks=2; do
+	if status --rw=read "--$kv" || ! grep -q "^ernic: $kv: not " "$out/status.err"; then
 		bad_numbers_ok=false
 		echo "  $kv:"; cat "$out/status.err"
 	fi
 done
 if $bad_numbers_ok; then
-	pass "bad-numbers: out of range, negative, range and non-size values each fail the job naming the option and value"
+	pass "bad-numbers: out of range, negative, range, non-size and non-0/1 values each fail the job naming the option and value"
 else
 	fail "bad-numbers: a value was taken or not named (above)"
 fi
