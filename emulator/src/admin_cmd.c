@@ -78,6 +78,7 @@ void ernic_identify_ctrlr_common(const struct ernic_ctrlr *ctrlr, const struct e
 	id->ioccsz = ERNIC_IOCCSZ + icd / 16;
 	id->iorcsz = ERNIC_IORCSZ;
 	id->msdbd = 1;
+	id->ofcs = NVME_CTRL_OFCS_DISCONNECT;
 	id->aerl = ERNIC_AERL - 1;
 	id->elpe = ERNIC_ERRLOG_ENTRIES - 1;
 	id->lpa = NVME_CTRL_LPA_EXTENDED;

@@ -1163,8 +1163,9 @@ static inline uint16_t req_gate(const struct ernic_req *req)
 	const struct ernic_sq *sq = req->sq;
 	uint32_t csts;
 
+	/* A Disconnect deleted the queue: what was still on its way in is aborted, and answered. */
 	if (ERNIC_UNLIKELY(!sq->connected))
-		return NVME_SC_CMD_SEQ_ERROR;
+		return sq->deleted ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
 	csts = atomic_load_explicit(&sq->ctrlr->csts, memory_order_relaxed);
 	if (ERNIC_UNLIKELY((csts & (NVME_CSTS_RDY | NVME_CSTS_CFS)) != NVME_CSTS_RDY))
 		return (csts & NVME_CSTS_CFS) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
@@ -1258,7 +1259,7 @@ static enum ernic_exec req_exec(struct ernic_req *req)
 	status = req_gate(req);
 	if (ERNIC_LIKELY(status == NVME_SC_SUCCESS))
 		status = ctrlr_exec(req, &ex);
-	else if (status == NVME_SC_ABORT_SQ_DELETION)
+	else if (status == NVME_SC_ABORT_SQ_DELETION && !sq->deleted)
 		ex = ERNIC_EXEC_CTRLR_FATAL; /* the gate's answer to a fatal controller */
 	if (ex == ERNIC_EXEC_HELD)
 		return ex;

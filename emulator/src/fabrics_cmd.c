@@ -265,8 +265,8 @@ uint16_t ernic_fabrics_exec(struct ernic_req *req)
 	case NVMF_FCTYPE_PROPERTY_SET:
 		return sq->qid == 0 ? property_set(req) : NVME_SC_INVALID_OPCODE;
 	case NVMF_FCTYPE_DISCONNECT:
-		/* Disconnect deletes an I/O queue; the admin queue goes with the association. */
-		return sq->qid ? NVME_SC_SUCCESS : NVME_SC_INVALID_FIELD;
+		/* Disconnect deletes an I/O queue; the admin queue goes with the association (Fabrics 1.1, 3.4). */
+		return sq->qid ? NVME_SC_SUCCESS : NVME_SC_DISCONNECT_INVALID_QTYPE;
 	default:
 		/* No in-band authentication is offered. */
 		return NVME_SC_INVALID_OPCODE;

@@ -459,7 +459,8 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	 */
 	if (nvmf_rdma_map_data(&r->req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &icd) == NVME_SC_SUCCESS)
 		data = icd;
-	if (data) {
+	/* A later Connect on a connected queue (refused) does not rename its host. */
+	if (data && !q->connected) {
 		char raw[NVMF_NQN_SIZE];
 
 		/* The host's 256 bytes need not end in a NUL. */

@@ -18,7 +18,7 @@
  * after the command (SGL Data Block, offset subtype), each checked for its
  * status and for the block's bytes afterwards.
  *
- * Then Disconnect: refused on the admin queue, answered on an I/O queue,
+ * Then Disconnect: refused on the admin queue (Invalid Queue Type), answered on an I/O queue,
  * whose queue pair the target then closes, and the queue id free again.
  *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
@@ -684,8 +684,8 @@ out:
 }
 
 /*
- * Disconnect (Fabrics 6.4): on the admin queue it is refused (Invalid Field:
- * the admin queue goes with the association); on I/O queue 1 it is
+ * Disconnect (Fabrics 1.1, 3.4): on the admin queue it is refused (Invalid
+ * Queue Type: the admin queue goes with the association); on I/O queue 1 it is
  * answered, then the target closes that queue pair, and the controller takes
  * a new I/O queue 1 on a new queue pair. Prints one line per check and
  * returns how many were as expected, -1 when the controller could not be set up.
@@ -712,8 +712,9 @@ static int run_disconnect_case(char *err, size_t errlen)
 	r = hq_cmd(&admin, &sqe);
 	got = r.status & (uint16_t)~NVME_CQE_STATUS_DNR;
 	printf("disconnect: on the admin queue: %s (expected: %s)%s\n", r.completed ? ernic_status_str(got) : r.why,
-	       ernic_status_str(NVME_SC_INVALID_FIELD), r.completed && got == NVME_SC_INVALID_FIELD ? "" : "  <-- differs");
-	ok += r.completed && got == NVME_SC_INVALID_FIELD;
+	       ernic_status_str(NVME_SC_DISCONNECT_INVALID_QTYPE),
+	       r.completed && got == NVME_SC_DISCONNECT_INVALID_QTYPE ? "" : "  <-- differs");
+	ok += r.completed && got == NVME_SC_DISCONNECT_INVALID_QTYPE;
 
 	r = hq_cmd(&io, &sqe);
 	if (r.completed && !r.status && !io.target_closed)

@@ -210,6 +210,7 @@ enum nvme_status {
 	NVME_SC_CONNECT_INVALID_PARAM = NVME_STATUS(1, 0x82),
 	NVME_SC_CONNECT_RESTART_DISC = NVME_STATUS(1, 0x83),
 	NVME_SC_CONNECT_INVALID_HOST = NVME_STATUS(1, 0x84),
+	NVME_SC_DISCONNECT_INVALID_QTYPE = NVME_STATUS(1, 0x85), /* Invalid Queue Type: a Disconnect on the admin queue */
 
 	NVME_SC_WRITE_FAULT = NVME_STATUS(2, 0x80),
 	NVME_SC_UNRECOVERED_READ = NVME_STATUS(2, 0x81),
@@ -499,7 +500,7 @@ struct nvme_id_ctrl {
 	uint16_t icdoff;
 	uint8_t fcatt;
 	uint8_t msdbd;
-	uint16_t ofcs;
+	uint16_t ofcs; /* Optional Fabrics Commands Supported: NVME_CTRL_OFCS_* */
 	uint8_t rsvd1806[242];
 	struct nvme_psd psd[32];
 	uint8_t vs[1024];
@@ -535,6 +536,7 @@ NVME_CHECK_OFFSET(struct nvme_id_ctrl, psd, 2048);
 #define NVME_CTRL_SGLS_SUPPORTED (1u << 0)
 #define NVME_CTRL_SGLS_KEYED (1u << 2)
 #define NVME_CTRL_SGLS_OFFSET (1u << 20)
+#define NVME_CTRL_OFCS_DISCONNECT (1u << 0) /* the Disconnect command */
 /*
  * VWC (Identify Controller byte 525, Base 1.4 and later): a volatile write cache is present (bit 0), and
  * bits 2:1 = 11b: Flush with NSID FFFFFFFFh is supported and flushes every
