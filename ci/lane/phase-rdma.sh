@@ -4,7 +4,7 @@
 # (trtype rdma, the RDMA TSAS), connect -i 8 -W 8, id-ctrl, queue_count, the host's memory regions against the MR
 # budget formula, suites/run cases on the namespace (crc32c verify included), disconnect; ernicd also has its
 # id-ctrl fields checked (mdts 5, ioccsz 4 + its in-capsule data / 16, keyed SGL), nvmf_rdma_sgl's cases (keyed
-# SGL, Disconnect, in-capsule data), 20 connect/disconnect rounds with its counters back at rest and every logged
+# SGL, Disconnect, queue pairs serving no controller, in-capsule data), 20 connect/disconnect rounds with its counters back at rest and every logged
 # connect naming its host, and the MR count at a second number of I/O queues.
 #
 # The fabric: a veth pair with private addresses (10.0.0.1 and 10.0.0.2), rxe0 on veth0, everything in the
@@ -49,6 +49,9 @@ NQN_NVMET_RDMA=nqn.2024-01.org.ernic:lane-nvmet-rdma
 RDMA_KATO=30
 # A few suites/run cases, identical for both targets: random and queue-depth cases and the crc32c verify.
 RDMA_CASES="patterns/randread patterns/randwrite qdepth/qd1 qdepth/qd32 integrity/ram-8m"
+# ernicd's --idle-timeout over RDMA: nvmf_rdma_sgl waits for its queue pairs that serve no controller to be
+# closed, so shorter than the default 10 s; a kernel host Connects within milliseconds of its CM connection.
+RDMA_IDLE_S=5
 # NVME_AQ_DEPTH: the admin queue's size whatever the I/O queues' is.
 RDMA_ADMIN_QUEUE_SIZE=32
 
@@ -301,7 +304,7 @@ phase_rdma() {
 	echo "rdma ernicd start" >/run/lane-step
 	if [ "$ERNICD_RDMA_ICD" = nvmet ]; then ERNICD_RDMA_ICD=$NVMET_RDMA_ICD; fi
 	set -- --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT" --nqn "$NQN_ERNICD_RDMA" \
-		--in-capsule-data "$ERNICD_RDMA_ICD" \
+		--in-capsule-data "$ERNICD_RDMA_ICD" --idle-timeout "$RDMA_IDLE_S" \
 		--backend "nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES" --stats "$ERNICD_STATS"
 	log "ernicd $*"
 	ERNICD_LOG=$RESULTS/ernicd-rdma.log
@@ -321,8 +324,9 @@ phase_rdma() {
 	# The real engine's half of the keyed SGL comparison (the emulated half is rdma_ut in the unit tests).
 	echo "rdma ernicd nvmf_rdma_sgl cases" >/run/lane-step
 	if [ -x /bin/nvmf_rdma_sgl ]; then
-		log "keyed SGL, Disconnect and in-capsule data cases over real verbs: nvmf_rdma_sgl $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA"
-		nvmf_rdma_sgl "$RDMA_ADDR" "$RDMA_PORT" "$NQN_ERNICD_RDMA" >"$RESULTS/ksgl.txt" 2>&1 || {
+		log "keyed SGL, Disconnect, idle and in-capsule data cases over real verbs:" \
+			"nvmf_rdma_sgl $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA $RDMA_IDLE_S"
+		nvmf_rdma_sgl "$RDMA_ADDR" "$RDMA_PORT" "$NQN_ERNICD_RDMA" "$RDMA_IDLE_S" >"$RESULTS/ksgl.txt" 2>&1 || {
 			cat "$RESULTS/ksgl.txt"
 			tail -n 20 "$ERNICD_LOG"
 			fail "nvmf_rdma_sgl: the real engine differs from what is expected (the lines marked 'differs' above)"

@@ -55,8 +55,7 @@ static const char usage[] =
 	"\n"
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
-	"  --transport T       tcp (default) or rdma (listen on an RDMA device's address;\n"
-	"                      --idle-timeout is TCP's only)\n"
+	"  --transport T       tcp (default) or rdma (listen on an RDMA device's address)\n"
 	"  --listen ADDR:PORT  address to listen on (default " ERNICD_DEFAULT_ADDR ":" ERNICD_DEFAULT_PORT
 	"; IPv6 as [ADDR]:PORT)\n"
 	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
@@ -72,7 +71,8 @@ static const char usage[] =
 	"  --idle-timeout SECONDS  close a connection that has not completed ICReq and Connect\n"
 	"                      within SECONDS, or stops inside a PDU or leaves an R2T unanswered\n"
 	"                      that long (1..3600, default "
-	ERNICD_STR(ERNICD_DEFAULT_IDLE_S) ");\n"
+	ERNICD_STR(ERNICD_DEFAULT_IDLE_S) "); over RDMA, a queue pair not Connected\n"
+	"                      that long after its accept, or whose Disconnect answer is not taken;\n"
 	"                      a connected queue idle between commands is keep-alive's to judge\n"
 	"  --stats PATH        also write the counters JSON to PATH on SIGUSR1 and at exit\n"
 	"  --config FILE       after the subsystem above is up, run the control requests in FILE\n"
@@ -582,6 +582,7 @@ int main(int argc, char **argv)
 	ropts.sample_every = o.trace_sample;
 	ropts.max_queues = o.max_connections;
 	ropts.in_capsule_data = o.in_capsule_bytes;
+	ropts.idle_timeout_ms = o.idle_timeout_s * 1000;
 #endif
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;

@@ -32,11 +32,14 @@ uint16_t ernic_rdma_cm_req_check(const struct ernic_backend_cfg *cfg, const void
 /*
  * A connect request to a port serving @nr_queues queue pairs of at most
  * @max_queues: its private data first (ernic_rdma_cm_req_check(), so a bad
- * request is told what is wrong with it whatever the load), then room for
- * one more queue (NVME_RDMA_CM_NO_RSC when there is none).
+ * request is told what is wrong with it whatever the load), then the host's
+ * responder resources, @host_ird (NVME_RDMA_CM_INVALID_IRD when 0: the
+ * controller could read no data), then room for one more queue
+ * (NVME_RDMA_CM_NO_RSC when there is none).
  */
 uint16_t ernic_rdma_cm_req_admit(const struct ernic_backend_cfg *cfg, const void *pdata, size_t len,
-				 unsigned int nr_queues, unsigned int max_queues, uint16_t *qid, uint32_t *nr_recv);
+				 uint8_t host_ird, unsigned int nr_queues, unsigned int max_queues, uint16_t *qid,
+				 uint32_t *nr_recv);
 /* An NVMe/RDMA CM status (enum nvme_rdma_cm_status) in words, for a log line. */
 const char *ernic_rdma_cm_status_str(uint16_t sts);
 

@@ -32,12 +32,20 @@ uint16_t ernic_rdma_cm_req_check(const struct ernic_backend_cfg *cfg, const void
 }
 
 uint16_t ernic_rdma_cm_req_admit(const struct ernic_backend_cfg *cfg, const void *pdata, size_t len,
-				 unsigned int nr_queues, unsigned int max_queues, uint16_t *qid, uint32_t *nr_recv)
+				 uint8_t host_ird, unsigned int nr_queues, unsigned int max_queues, uint16_t *qid,
+				 uint32_t *nr_recv)
 {
 	uint16_t sts = ernic_rdma_cm_req_check(cfg, pdata, len, qid, nr_recv);
 
 	if (sts)
 		return sts;
+	/*
+	 * The host's responder resources are the RDMA READs the controller may
+	 * have outstanding against it: with none, no keyed-SGL data (an admin
+	 * queue's Connect data among it) could ever be read.
+	 */
+	if (host_ird == 0)
+		return NVME_RDMA_CM_INVALID_IRD;
 	return nr_queues >= max_queues ? NVME_RDMA_CM_NO_RSC : 0;
 }
 

@@ -138,6 +138,12 @@ struct nvmf_rdma_queue {
 
 	uint16_t cm_qid; /* from the CM private data */
 	bool connected;	 /* Connect succeeded */
+	/*
+	 * While the queue serves no controller (not yet Connected, or deleted
+	 * by a Disconnect), when it closes; 0 while it serves one. The queue's
+	 * thread only.
+	 */
+	uint64_t idle_deadline_ns;
 	uint16_t qid, cntlid;
 	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
 	char peer[INET6_ADDRSTRLEN + 8];
@@ -179,6 +185,7 @@ struct ernic_rdma_port {
 	struct ernic_transport_ops ops;
 	struct ernic_log log;
 	unsigned int max_queues;
+	uint64_t idle_timeout_ns; /* ernic_rdma_port_opts.idle_timeout_ms */
 	struct ernic_trace trace;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen_id;
@@ -474,6 +481,7 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 		return;
 	}
 	q->connected = true;
+	q->idle_deadline_ns = 0;
 	q->qid = cmd->qid;
 	q->cntlid = (uint16_t)r->req.cqe.dw0;
 	if (q->qid)
@@ -508,6 +516,8 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 	 * after that answer completes after it, so any of them may close it.
 	 */
 	r->closes_queue = q->sq.deleted;
+	if (ERNIC_UNLIKELY(q->sq.deleted) && !q->idle_deadline_ns)
+		q->idle_deadline_ns = ernic_now_ns() + q->port->idle_timeout_ns;
 	nvmf_rdma_complete(&r->req);
 }
 
@@ -689,6 +699,9 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			ernic_target_check_keep_alive(port->tgt);
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
+			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
+				nvmf_rdma_queue_set_disconnect(q, q->connected ? "the Disconnect's answer was not taken within the idle timeout"
+									       : "no Connect within the idle timeout");
 			else if (atomic_load(&port->stopping) && now >= atomic_load(&port->stop_deadline_ns))
 				nvmf_rdma_queue_set_disconnect(q, "target shutting down");
 			continue;
@@ -870,8 +883,12 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	pthread_mutex_lock(&port->lock);
 	nr_queues = port->nr_queues;
 	pthread_mutex_unlock(&port->lock);
-	sts = ernic_rdma_cm_req_admit(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len, nr_queues,
-				      port->max_queues, &qid, &nr_recv);
+	/*
+	 * The event's parameters are from this side's view: its initiator
+	 * depth is the RDMA READs the host's responder resources take.
+	 */
+	sts = ernic_rdma_cm_req_admit(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len,
+				      ev->param.conn.initiator_depth, nr_queues, port->max_queues, &qid, &nr_recv);
 	if (sts) {
 		if (sts == NVME_RDMA_CM_NO_RSC)
 			ernic_log(&port->log, NVMF_RDMA_LOG_CM_REJECT,
@@ -912,6 +929,8 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	}
 	ernic_sq_init(&q->sq, port->tgt, &port->ops, q);
 	q->sq.portid = port->portid;
+	/* Its Connect is due within the idle timeout: until then it holds registered buffers for no controller. */
+	q->idle_deadline_ns = ernic_now_ns() + port->idle_timeout_ns;
 	rep.crqsize = (uint16_t)nr_recv;
 	param.private_data = &rep;
 	param.private_data_len = sizeof(rep);
@@ -1059,6 +1078,8 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 	ernic_log_init(&port->log, opts ? opts->log : NULL, opts && opts->ident ? opts->ident : "ernic-rdma",
 		       nvmf_rdma_log_kinds, NVMF_RDMA_LOG_NR, ERNIC_RDMA_LOG_BURST);
 	port->max_queues = opts && opts->max_queues ? opts->max_queues : ERNIC_RDMA_MAX_QUEUES;
+	port->idle_timeout_ns =
+		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_RDMA_IDLE_TIMEOUT_MS) * 1000000ull;
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);

@@ -1036,29 +1036,37 @@ static void test_cm_connect_request_bad_fields_get_the_bindings_reject_status(vo
 /*
  * The connection cap: below it a good request is admitted; at it a good one
  * is rejected with no resources, while a bad one still hears what is wrong
- * with it (its own status, not the cap's); the statuses have words for the log.
+ * with it (its own status, not the cap's); a host offering no responder
+ * resources is refused with invalid IRD; the statuses have words for the log.
  */
 static void test_cm_connect_request_at_the_queue_cap_is_no_resources_a_bad_one_keeps_its_status(void)
 {
 	struct ernic_backend_cfg cfg;
 	struct nvme_rdma_cm_req ok = { .recfmt = NVME_RDMA_CM_FMT_1_0, .qid = 1, .hrqsize = 128, .hsqsize = 127 };
 	struct nvme_rdma_cm_req bad = ok;
+	const uint8_t IRD = 16; /* a soft-RoCE host's responder resources */
 	uint16_t qid = 0;
 	uint32_t nr = 0;
 
 	ernic_backend_cfg_init(&cfg);
 	cfg.queue_size = 128;
 	bad.hrqsize = 1;
-	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 0, 4, &qid, &nr), 0);
-	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 3, 4, &qid, &nr), 0);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), IRD, 0, 4, &qid, &nr), 0);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), IRD, 3, 4, &qid, &nr), 0);
 	CU_ASSERT_EQUAL(qid, 1);
 	CU_ASSERT_EQUAL(nr, 128);
-	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 4, 4, &qid, &nr), NVME_RDMA_CM_NO_RSC);
-	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 5, 4, &qid, &nr), NVME_RDMA_CM_NO_RSC);
-	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &bad, sizeof(bad), 4, 4, &qid, &nr),
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), IRD, 4, 4, &qid, &nr), NVME_RDMA_CM_NO_RSC);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), IRD, 5, 4, &qid, &nr), NVME_RDMA_CM_NO_RSC);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &bad, sizeof(bad), IRD, 4, 4, &qid, &nr),
 			NVME_RDMA_CM_INVALID_HRQSIZE);
-	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &bad, sizeof(bad), 0, 4, &qid, &nr),
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &bad, sizeof(bad), IRD, 0, 4, &qid, &nr),
 			NVME_RDMA_CM_INVALID_HRQSIZE);
+	/* No responder resources: the controller could read no data, not even an admin queue's Connect. */
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 0, 0, 4, &qid, &nr), NVME_RDMA_CM_INVALID_IRD);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &ok, sizeof(ok), 1, 0, 4, &qid, &nr), 0);
+	CU_ASSERT_EQUAL(ernic_rdma_cm_req_admit(&cfg, &bad, sizeof(bad), 0, 0, 4, &qid, &nr),
+			NVME_RDMA_CM_INVALID_HRQSIZE);
+	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(NVME_RDMA_CM_INVALID_IRD), "invalid IRD");
 	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(NVME_RDMA_CM_NO_RSC), "no resources");
 	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(NVME_RDMA_CM_INVALID_HRQSIZE), "invalid HRQSIZE");
 	CU_ASSERT_STRING_EQUAL(ernic_rdma_cm_status_str(0), "unknown status");

@@ -20,10 +20,14 @@
  *
  * Then Disconnect: refused on the admin queue (Invalid Queue Type), answered on an I/O queue,
  * whose queue pair the target then closes, and the queue id free again.
+ * With IDLE_TIMEOUT_S (the target's --idle-timeout), what a queue pair may
+ * hold serving no controller: no READ resources offered (rejected), never
+ * Connected, and a Disconnect whose answer finds no receive (both closed).
  *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
- * and "disconnect: N/3 checks as expected", then "icd: <case>: <status>
+ * and "disconnect: N/3 checks as expected", "idle: ..." and "idle: N/3 checks
+ * as expected" with IDLE_TIMEOUT_S, then "icd: <case>: <status>
  * (expected: <status>)" and "icd: N/N cases as expected". Exit 0 when all
  * are, 1 when one is not, 2 on bad arguments, 77 when the device cannot bind
  * memory windows.
@@ -66,6 +70,7 @@ struct hq {
 	uint16_t cid;
 	bool dead;
 	bool target_closed; /* the target disconnected the queue pair (RDMA_CM_EVENT_DISCONNECTED seen) */
+	bool keep_recvs;    /* a receive that took a response is not posted again */
 };
 
 /* What a command came back with. */
@@ -144,15 +149,19 @@ static int hq_post_recv(struct hq *q, int i)
 	return ibv_post_recv(q->id->qp, &wr, &bad);
 }
 
-/* Connect a queue pair for NVMe queue @qid (RDMA binding: the CM private data). */
-static int hq_open(struct hq *q, uint16_t qid, char *err, size_t errlen)
+/*
+ * Connect a queue pair for NVMe queue @qid (RDMA binding: the CM private
+ * data), offering @ird RDMA READs for the target to have outstanding.
+ */
+static int hq_open_ird(struct hq *q, uint16_t qid, uint8_t ird, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV }, *ai;
 	struct nvme_rdma_cm_req req = { .recfmt = NVME_RDMA_CM_FMT_1_0, .qid = qid, .hrqsize = QSIZE,
 					.hsqsize = QSIZE - 1, .cntlid = NVMF_CNTLID_DYNAMIC };
+	/* rnr_retry_count 7: the target's SENDs meet a full receive queue without end, as a hostile host may ask. */
 	struct rdma_conn_param param = { .private_data = &req, .private_data_len = sizeof(req),
 					 .initiator_depth = RDMA_MAX_INIT_DEPTH,
-					 .responder_resources = RDMA_MAX_RESP_RES, .retry_count = 7,
+					 .responder_resources = ird, .retry_count = 7,
 					 .rnr_retry_count = 7 };
 	struct ibv_qp_init_attr qpa = { .qp_type = IBV_QPT_RC,
 					.cap = { .max_send_wr = 16, .max_recv_wr = QSIZE, .max_send_sge = 2,
@@ -212,6 +221,23 @@ static int hq_open(struct hq *q, uint16_t qid, char *err, size_t errlen)
 	return 0;
 }
 
+static int hq_open(struct hq *q, uint16_t qid, char *err, size_t errlen)
+{
+	return hq_open_ird(q, qid, RDMA_MAX_RESP_RES, err, errlen);
+}
+
+/* Whether the target has disconnected @q by now (RDMA CM events read without waiting). */
+static bool hq_target_closed(struct hq *q)
+{
+	struct rdma_cm_event *ev;
+
+	while (!q->target_closed && rdma_get_cm_event(q->ch, &ev) == 0) {
+		q->target_closed = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+		rdma_ack_cm_event(ev);
+	}
+	return q->target_closed;
+}
+
 /*
  * Send @sqe, followed in the same SEND by @icd when there is one (in-capsule
  * data), and wait for its response. A failed work request, a disconnect or
@@ -268,7 +294,8 @@ static struct result hq_cmd_icd(struct hq *q, const struct nvme_sqe *sqe, const 
 				res.dw0 = cqe->dw0;
 				res.with_inv = wc.wc_flags & (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK);
 				res.inv_rkey = wc.invalidated_rkey;
-				hq_post_recv(q, (int)wc.wr_id);
+				if (!q->keep_recvs)
+					hq_post_recv(q, (int)wc.wr_id);
 			}
 			if (res.completed && sent) {
 				q->dead = q->dead || q->target_closed;
@@ -739,6 +766,69 @@ out:
 	return ok;
 }
 
+/*
+ * What a queue pair may hold without serving a controller, against a target
+ * whose idle timeout is @idle_s: a host offering no RDMA READs is rejected
+ * (invalid IRD); a queue pair never Connected, and one whose Disconnect's
+ * answer finds no receive posted (its SEND retried without end), are each
+ * closed by the target within the idle timeout (5 s of slack). Prints one
+ * line per check; returns how many were as expected, -1 when the
+ * controller could not be set up.
+ */
+#define IDLE_NR_CHECKS 3
+static int run_idle_cases(unsigned int idle_s, char *err, size_t errlen)
+{
+	struct hq none = { 0 }, never = { 0 }, admin = { 0 }, io = { 0 };
+	struct nvme_sqe sqe = { 0 };
+	struct nvmf_fabrics_cmd *disc = (struct nvmf_fabrics_cmd *)&sqe;
+	uint64_t t0, end;
+	uint16_t cntlid = 0;
+	char why[256] = "";
+	int ok = -1;
+	bool refused;
+
+	refused = hq_open_ird(&none, 0, 0, why, sizeof(why)) != 0 && strstr(why, "CM status 7");
+	printf("idle: a host offering no RDMA READs: %s (expected: rejected, NVMe/RDMA CM status 7, invalid IRD)%s\n",
+	       why[0] ? why : "connected", refused ? "" : "  <-- differs");
+	hq_close(&none);
+
+	t0 = now_ms();
+	if (hq_open(&never, 0, err, errlen) || ctrlr_open(&admin, &io, 1, &cntlid, err, errlen))
+		goto out;
+	ok = refused;
+	/* Each Flush takes a receive for its answer and none is posted again: the Disconnect's answer finds none. */
+	io.keep_recvs = true;
+	for (int i = 0; i < QSIZE; i++) {
+		struct nvme_sqe flush = { .opc = NVME_CMD_FLUSH, .nsid = 1 };
+		struct result r;
+
+		sqe_sgl(&flush, 0, 0, 0, NVME_SGL_SUBTYPE_ADDRESS);
+		r = hq_cmd(&io, &flush);
+		if (!r.completed || r.status) {
+			snprintf(err, errlen, "Flush %d: %s", i, r.completed ? ernic_status_str(r.status) : r.why);
+			ok = -1;
+			goto out;
+		}
+	}
+	disc->opc = NVME_FABRICS_COMMAND;
+	disc->fctype = NVMF_FCTYPE_DISCONNECT;
+	sqe_sgl(&sqe, 0, 0, 0, NVME_SGL_SUBTYPE_ADDRESS);
+	(void)hq_cmd(&io, &sqe); /* unanswered: the host has no receive posted */
+	end = t0 + (idle_s + 5) * 1000ull;
+	while (now_ms() < end && !(hq_target_closed(&never) && hq_target_closed(&io)))
+		usleep(20000);
+	printf("idle: a queue pair never Connected: %s (expected: closed by the target within %u s)%s\n",
+	       never.target_closed ? "closed by the target" : "still open", idle_s + 5, never.target_closed ? "" : "  <-- differs");
+	printf("idle: a Disconnect whose answer finds no receive posted: %s (expected: closed by the target within %u s)%s\n",
+	       io.target_closed ? "closed by the target" : "still open", idle_s + 5, io.target_closed ? "" : "  <-- differs");
+	ok += never.target_closed + io.target_closed;
+out:
+	hq_close(&io);
+	hq_close(&admin);
+	hq_close(&never);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int ok = 0;
@@ -746,9 +836,19 @@ int main(int argc, char **argv)
 	int icd_ok, disc_ok;
 	bool all;
 
-	if (argc != 4 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN\n");
+	unsigned int idle_s = 0;
+	char *end;
+
+	if (argc < 4 || argc > 5 || !strcmp(argv[1], "--help")) {
+		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN [IDLE_TIMEOUT_S]\n");
 		return 2;
+	}
+	if (argc == 5) {
+		idle_s = (unsigned int)strtoul(argv[4], &end, 10);
+		if (*end || !idle_s || idle_s > 60) {
+			fprintf(stderr, TOOL ": IDLE_TIMEOUT_S=%s: not the target's idle timeout in seconds (1..60)\n", argv[4]);
+			return 2;
+		}
 	}
 	addr_arg = argv[1];
 	port_arg = argv[2];
@@ -775,6 +875,16 @@ int main(int argc, char **argv)
 	printf("disconnect: %d/%d checks as expected\n", disc_ok < 0 ? 0 : disc_ok, DISC_NR_CHECKS);
 	fflush(stdout);
 	all = ok == KSGL_NR_CASES && disc_ok == DISC_NR_CHECKS;
+	if (idle_s) {
+		char idle_err[256] = "";
+		int idle_ok = run_idle_cases(idle_s, idle_err, sizeof(idle_err));
+
+		if (idle_ok < 0)
+			printf("idle: could not run: %s\n", idle_err);
+		printf("idle: %d/%d checks as expected\n", idle_ok < 0 ? 0 : idle_ok, IDLE_NR_CHECKS);
+		fflush(stdout);
+		all = all && idle_ok == IDLE_NR_CHECKS;
+	}
 	icd_ok = run_icd_cases(icd_err, sizeof(icd_err));
 	if (icd_ok == -2) {
 		printf("icd: cases skipped: %s\n", icd_err);

@@ -36,6 +36,8 @@ struct ernic_rdma_port;
  * ERNIC_TCP_MAX_CONNECTIONS.
  */
 #define ERNIC_RDMA_MAX_QUEUES 256
+/* How long a queue pair may serve no controller: from its accept to its Connect, from its Disconnect to its close. */
+#define ERNIC_RDMA_IDLE_TIMEOUT_MS 10000
 /*
  * Log lines of one kind (connect, connection request rejected, connect
  * refused, disconnect, transport error) a port writes per second; the rest
@@ -62,6 +64,11 @@ struct ernic_rdma_port;
  * @trace: where a writer thread puts the header of ernic/trace.h and then one
  *	line per sampled command, every ERNIC_TRACE_FLUSH_MS and when the port
  *	stops; NULL writes none (the stage sums are kept either way)
+ * @idle_timeout_ms: how long a queue pair may go without a controller: it
+ *	closes when its Connect has not succeeded that long after it was
+ *	accepted, or when a Disconnect's answer has not been taken that long
+ *	after (a host that never posts a receive for it); 0:
+ *	ERNIC_RDMA_IDLE_TIMEOUT_MS. A connected queue is keep-alive's to judge.
  * @in_capsule_data: bytes of data an I/O queue command may carry after it in
  *	its SEND (SGL Data Block, offset subtype), a multiple of 16 up to
  *	ERNIC_RDMA_MAX_IN_CAPSULE_DATA; Identify reports IOCCSZ 4 + this / 16.
@@ -75,6 +82,7 @@ struct ernic_rdma_port_opts {
 	uint32_t sample_every;
 	FILE *trace;
 	uint32_t in_capsule_data;
+	unsigned int idle_timeout_ms;
 };
 
 /*
