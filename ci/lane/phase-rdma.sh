@@ -358,10 +358,14 @@ phase_rdma() {
 	rm -f "$ERNICD_STATS"
 	log "ernicd logged $(grep -c ' connect ' "$ERNICD_LOG") connects and $(grep -c ' disconnect ' "$ERNICD_LOG")" \
 		"disconnects over RDMA"
-	# Each Connect's data names its host, in the capsule or behind a keyed SGL (the kernel host's admin queue).
+	# Each Connect's data names its host, in the capsule or behind a keyed SGL (the kernel host's admin queue);
+	# nvmf_rdma_sgl's refused second Connect (naming another host) renames no queue.
 	if grep -q ' connect host  \| connect host ? ' "$ERNICD_LOG"; then
 		grep ' connect host  \| connect host ? ' "$ERNICD_LOG" | head -n 3 | sed 's/^/  ernicd: /'
 		fail "ernicd logged a connect without the host's NQN"
+	fi
+	if grep -q 'disconnect host nqn.2014-08.org.example:nvmf-rdma-sgl-other-host ' "$ERNICD_LOG"; then
+		fail "a refused Connect renamed the queue it came on: $(grep -m 1 'disconnect host nqn.2014-08.org.example:nvmf-rdma-sgl-other-host ' "$ERNICD_LOG")"
 	fi
 	log "ernicd's queues went because:"
 	rdma_disconnect_reasons

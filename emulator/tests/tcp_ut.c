@@ -1661,6 +1661,33 @@ static void test_host_nqn_in_log_lines_is_escaped(void)
 	fclose(log);
 }
 
+/*
+ * A second Connect on a connected queue is refused before its data is
+ * looked at, and the queue's log lines keep naming its own host (over RDMA
+ * the refused Connect's NQN once replaced it).
+ */
+static void test_a_second_connect_naming_another_host_does_not_rename_the_queue(void)
+{
+	FILE *log = tmpfile();
+	struct ernic_tcp_port_opts opts = { .log = log };
+	struct th *th;
+	char *text;
+
+	CU_ASSERT_FATAL(log != NULL);
+	th = th_setup_opts(&opts, NULL);
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect_as(th, HOSTNQN, SUBNQN, 0, NULL) == 0);
+	CU_ASSERT(th_connect_as(th, "nqn.2014-08.org.example:someone-else", SUBNQN, 0, NULL) == NVME_SC_CMD_SEQ_ERROR);
+	th_teardown(th);
+	text = ut_file_text(log);
+	/* connect, connect refused, disconnect of the first host */
+	CU_ASSERT(ut_count_lines(text, NULL) == 3);
+	CU_ASSERT(ut_count_lines(text, "connect refused host ? qid 0 peer local: CMD_SEQ_ERROR") == 1);
+	CU_ASSERT(ut_count_lines(text, "disconnect host " HOSTNQN " qid 0") == 1);
+	free(text);
+	fclose(log);
+}
+
 #define FLOOD_CONNECTS 1000
 
 static void test_refused_connects_are_rate_limited_with_a_summary(void)
@@ -2660,6 +2687,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_write_before_connect_is_sequence_error_without_r2t),
 	UT_CASE(test_invalid_write_completes_without_r2t),
 	UT_CASE(test_host_nqn_in_log_lines_is_escaped),
+	UT_CASE(test_a_second_connect_naming_another_host_does_not_rename_the_queue),
 	UT_CASE(test_refused_connects_are_rate_limited_with_a_summary),
 	UT_CASE(test_empty_host_nqn_accepted_when_any_host_is),
 	UT_CASE(test_empty_host_nqn_refused_with_an_allow_list),

@@ -26,7 +26,7 @@
  *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
- * and "disconnect: N/3 checks as expected", "idle: ..." and "idle: N/3 checks
+ * and "disconnect: N/4 checks as expected", "idle: ..." and "idle: N/3 checks
  * as expected" with IDLE_TIMEOUT_S, then "icd: <case>: <status>
  * (expected: <status>)" and "icd: N/N cases as expected". Exit 0 when all
  * are, 1 when one is not, 2 on bad arguments, 77 when the device cannot bind
@@ -53,6 +53,8 @@
 
 #define TOOL "nvmf_rdma_sgl"
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:6b73676c-0000-4000-8000-000000000001"
+/* What a second, refused Connect on a connected queue claims to be */
+#define OTHER_HOSTNQN "nqn.2014-08.org.example:nvmf-rdma-sgl-other-host"
 #define QSIZE 8
 #define TIMEOUT_MS 5000
 #define CANARY_HOST 0x3A
@@ -336,8 +338,9 @@ static struct ibv_mr *reg_buf(struct hq *q, void *buf, size_t len, int extra)
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | extra);
 }
 
-static uint16_t connect_cmd(struct hq *q, uint16_t qid, uint16_t cntlid, uint16_t *out_cntlid, char *err,
-			    size_t errlen)
+/* Connect as @hostnqn, its data behind a keyed SGL, or in the capsule when @icd (an I/O queue taking it). */
+static uint16_t connect_cmd_as(struct hq *q, const char *hostnqn, bool icd, uint16_t qid, uint16_t cntlid,
+			       uint16_t *out_cntlid, char *err, size_t errlen)
 {
 	static struct nvmf_connect_data data;
 	struct nvme_sqe sqe = { 0 };
@@ -348,7 +351,7 @@ static uint16_t connect_cmd(struct hq *q, uint16_t qid, uint16_t cntlid, uint16_
 	memset(&data, 0, sizeof(data));
 	data.cntlid = cntlid;
 	snprintf(data.subnqn, sizeof(data.subnqn), "%s", subnqn);
-	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOSTNQN);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", hostnqn);
 	mr = reg_buf(q, &data, sizeof(data), 0);
 	if (!mr) {
 		snprintf(err, errlen, "cannot register the Connect data");
@@ -358,8 +361,17 @@ static uint16_t connect_cmd(struct hq *q, uint16_t qid, uint16_t cntlid, uint16_
 	cmd->fctype = NVMF_FCTYPE_CONNECT;
 	cmd->qid = qid;
 	cmd->sqsize = QSIZE - 1;
-	sqe_sgl(&sqe, (uintptr_t)&data, sizeof(data), mr->rkey, NVME_SGL_SUBTYPE_ADDRESS);
-	r = hq_cmd(q, &sqe);
+	if (icd) {
+		struct ibv_sge sge = { .addr = (uintptr_t)&data, .length = sizeof(data), .lkey = mr->lkey };
+
+		sqe.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+		sqe.dptr.unkeyed.length = sizeof(data);
+		sqe.dptr.id = NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET);
+		r = hq_cmd_icd(q, &sqe, &sge);
+	} else {
+		sqe_sgl(&sqe, (uintptr_t)&data, sizeof(data), mr->rkey, NVME_SGL_SUBTYPE_ADDRESS);
+		r = hq_cmd(q, &sqe);
+	}
 	ibv_dereg_mr(mr);
 	if (!r.completed) {
 		snprintf(err, errlen, "Connect qid %u: %s", qid, r.why);
@@ -370,6 +382,12 @@ static uint16_t connect_cmd(struct hq *q, uint16_t qid, uint16_t cntlid, uint16_
 	if (out_cntlid)
 		*out_cntlid = (uint16_t)r.dw0;
 	return r.status;
+}
+
+static uint16_t connect_cmd(struct hq *q, uint16_t qid, uint16_t cntlid, uint16_t *out_cntlid, char *err,
+			    size_t errlen)
+{
+	return connect_cmd_as(q, HOSTNQN, false, qid, cntlid, out_cntlid, err, errlen);
 }
 
 /* An admin queue with CC.EN set, and I/O queue @qid of the same controller. */
@@ -712,12 +730,13 @@ out:
 
 /*
  * Disconnect (Fabrics 1.1, 3.4): on the admin queue it is refused (Invalid
- * Queue Type: the admin queue goes with the association); on I/O queue 1 it is
+ * Queue Type: the admin queue goes with the association). A second Connect
+ * on I/O queue 1 naming OTHER_HOSTNQN is refused. On I/O queue 1 it is
  * answered, then the target closes that queue pair, and the controller takes
  * a new I/O queue 1 on a new queue pair. Prints one line per check and
  * returns how many were as expected, -1 when the controller could not be set up.
  */
-#define DISC_NR_CHECKS 3
+#define DISC_NR_CHECKS 4
 static int run_disconnect_case(char *err, size_t errlen)
 {
 	static _Alignas(4096) uint8_t block[KSGL_BLOCK];
@@ -725,7 +744,7 @@ static int run_disconnect_case(char *err, size_t errlen)
 	struct nvme_sqe sqe = { 0 };
 	struct nvmf_fabrics_cmd *cmd = (struct nvmf_fabrics_cmd *)&sqe;
 	struct result r;
-	uint16_t cntlid = 0, got;
+	uint16_t cntlid = 0, got, st;
 	char why[256] = "";
 	int ok = -1;
 
@@ -742,6 +761,20 @@ static int run_disconnect_case(char *err, size_t errlen)
 	       ernic_status_str(NVME_SC_DISCONNECT_INVALID_QTYPE),
 	       r.completed && got == NVME_SC_DISCONNECT_INVALID_QTYPE ? "" : "  <-- differs");
 	ok += r.completed && got == NVME_SC_DISCONNECT_INVALID_QTYPE;
+
+	/*
+	 * Refused; the queue's log lines keep naming its own host (phase-rdma.sh
+	 * looks for OTHER_HOSTNQN's). In the capsule when the port takes it: a
+	 * keyed SGL's data is never read for a command refused up front.
+	 */
+	why[0] = '\0';
+	st = connect_cmd_as(&io, OTHER_HOSTNQN, identify_ioccsz(&admin, why, sizeof(why)) >= ERNIC_IOCCSZ + 1024 / 16, 1,
+			    cntlid, NULL, why, sizeof(why));
+	got = st & (uint16_t)~NVME_CQE_STATUS_DNR;
+	printf("disconnect: a second Connect on I/O queue 1, naming another host: %s (expected: %s)%s\n",
+	       st == 0xFFFF ? why : ernic_status_str(got), ernic_status_str(NVME_SC_CMD_SEQ_ERROR),
+	       got == NVME_SC_CMD_SEQ_ERROR ? "" : "  <-- differs");
+	ok += got == NVME_SC_CMD_SEQ_ERROR;
 
 	r = hq_cmd(&io, &sqe);
 	if (r.completed && !r.status && !io.target_closed)
