@@ -91,7 +91,9 @@ int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct e
 		ns->anagrpid = ids->anagrpid;
 	pthread_mutex_lock(&tgt->lock);
 	tgt->nr_ns++;
+	ns->gen = ++tgt->ns_gens;
 	pthread_mutex_unlock(&tgt->lock);
+	/* seq_cst: a command that sees the namespace active sees its gen. */
 	atomic_store(&ns->state, ERNIC_NS_ACTIVE);
 	return 0;
 }
@@ -1191,7 +1193,7 @@ static inline void sq_leave(struct ernic_sq *sq)
 			      memory_order_release);
 }
 
-static uint16_t req_check(const struct ernic_req *req)
+static uint16_t req_check(struct ernic_req *req)
 {
 	uint16_t status;
 
@@ -1202,10 +1204,10 @@ static uint16_t req_check(const struct ernic_req *req)
 		return status;
 	if (req->sq->ctrlr->discovery)
 		return NVME_SC_INVALID_OPCODE;
-	return ernic_io_check(req);
+	return ernic_io_check(req, &req->ns_gen);
 }
 
-uint16_t ernic_req_check(const struct ernic_req *req)
+uint16_t ernic_req_check(struct ernic_req *req)
 {
 	uint16_t status;
 

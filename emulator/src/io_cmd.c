@@ -118,7 +118,9 @@ static uint16_t ana_status(uint8_t state)
 /*
  * The namespace an I/O command names; NULL with success for a Flush of
  * every namespace. A namespace being removed is already gone here
- * (ernic_target_remove_ns()).
+ * (ernic_target_remove_ns()), and so is one other than the command was
+ * checked against before its data was solicited (req->ns_gen): removed and
+ * another added at its NSID while the data was on its way.
  */
 static inline uint16_t io_resolve_ns(const struct ernic_req *req, struct ernic_ns **ns)
 {
@@ -128,6 +130,10 @@ static inline uint16_t io_resolve_ns(const struct ernic_req *req, struct ernic_n
 	*ns = ernic_target_ns(sq->tgt, nsid);
 	if (ERNIC_UNLIKELY(!*ns))
 		return req->sqe.opc == NVME_CMD_FLUSH && nsid == 0xFFFFFFFF ? NVME_SC_SUCCESS : NVME_SC_INVALID_NS;
+	if (ERNIC_UNLIKELY(req->ns_gen && req->ns_gen != (*ns)->gen)) {
+		*ns = NULL;
+		return NVME_SC_INVALID_NS;
+	}
 	if (sq->ana)
 		return ana_status(atomic_load_explicit(&sq->ana[(*ns)->anagrpid], memory_order_relaxed));
 	return NVME_SC_SUCCESS;
@@ -299,13 +305,15 @@ void *ernic_io_h2c_in_place(const struct ernic_req *req, uint32_t len)
 	return ns->ops->map_write(ns, cmd_slba(&req->sqe) << ns->lba_shift, len);
 }
 
-uint16_t ernic_io_check(const struct ernic_req *req)
+uint16_t ernic_io_check(const struct ernic_req *req, uint64_t *ns_gen)
 {
 	struct ernic_ns *ns;
 	uint16_t status = io_resolve_ns(req, &ns);
 
 	if (status)
 		return status;
+	if (ns)
+		*ns_gen = ns->gen;
 	switch (req->sqe.opc) {
 	case NVME_CMD_READ:
 	case NVME_CMD_WRITE:

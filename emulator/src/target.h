@@ -89,6 +89,8 @@ struct ernic_ns {
 	/* Atomic for resize at run time: a plain load on the I/O path, stored by the control path. */
 	_Atomic uint64_t nlb;
 	_Atomic uint8_t state; /* enum ernic_ns_state */
+	/* Which namespace the slot holds: each add takes a new one (ernic_target.ns_gens), so a reused NSID differs */
+	uint64_t gen;
 	uint32_t anagrpid;     /* the ANA group it belongs to, 1..ERNIC_MAX_ANA_GROUPS */
 	const struct ernic_ns_ops *ops;
 	uint8_t nguid[16];
@@ -361,6 +363,12 @@ struct ernic_req {
 	struct ernic_sq *sq;
 	void *transport_ctx;
 	struct ernic_ns *ns;
+	/*
+	 * The namespace ernic_req_check() passed the command against (its
+	 * gen), 0 when it was not asked: the data then solicited must not
+	 * reach another namespace added at the same NSID meanwhile.
+	 */
+	uint64_t ns_gen;
 	struct ernic_stage_stamps *stamps;
 };
 
@@ -381,9 +389,11 @@ enum ernic_exec ernic_req_exec(struct ernic_req *req);
  * What ernic_req_exec() would refuse a command with before touching its data,
  * judged from the SQE and the queue alone: a transport that must solicit the
  * data (an NVMe/TCP R2T) asks first and, on a non-zero status, runs the
- * command without it. NVME_SC_SUCCESS means only that the data may be wanted.
+ * command without it. NVME_SC_SUCCESS means only that the data may be wanted;
+ * the namespace it was judged against is noted (req->ns_gen), and exec
+ * refuses the command if that one has gone by then.
  */
-uint16_t ernic_req_check(const struct ernic_req *req);
+uint16_t ernic_req_check(struct ernic_req *req);
 
 /* Data length the command's SGL describes (keyed or unkeyed formats). */
 uint32_t ernic_req_sgl_len(const struct ernic_req *req);
@@ -485,8 +495,8 @@ static inline uint16_t ernic_sq_cqe_sqhd(const struct ernic_sq *sq)
 	return sq->sqflow_disabled ? 0 : sq->sqhd;
 }
 uint16_t ernic_io_exec(struct ernic_req *req);
-/* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS. */
-uint16_t ernic_io_check(const struct ernic_req *req);
+/* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS; *@ns_gen the namespace's. */
+uint16_t ernic_io_check(const struct ernic_req *req, uint64_t *ns_gen);
 /* ernic_req_h2c_in_place() for an I/O queue. */
 void *ernic_io_h2c_in_place(const struct ernic_req *req, uint32_t len);
 /* ernic_req_check() for a Fabrics command: queue state, and for Connect its format and data length. */
@@ -636,6 +646,7 @@ struct ernic_target {
 	/* Slot NSID - 1; each slot's state says whether it is in use (enum ernic_ns_state) */
 	struct ernic_ns ns[ERNIC_MAX_NS];
 	uint32_t nr_ns; /* active namespaces */
+	uint64_t ns_gens; /* under the lock: the last ernic_ns.gen given */
 	/* The set this subsystem belongs to (nvmf.c), NULL for a target on its own */
 	struct ernic_nvmf *nvmf;
 	bool removed; /* under the lock: out of its set; no controller is created any more */

@@ -1495,6 +1495,46 @@ static void test_write_before_connect_is_sequence_error_without_r2t(void)
 	th_teardown(th);
 }
 
+/*
+ * A write's data solicited by R2T, the namespace removed and another added
+ * at its NSID before the data comes: the write is refused (Invalid
+ * Namespace), and the new namespace's blocks stay as they were. Its data
+ * went to the new namespace, with success, before the command remembered
+ * which namespace it was checked against.
+ */
+static void test_a_write_whose_namespace_was_replaced_before_its_data_came_is_refused(void)
+{
+	static uint8_t data[2 * BS], back[2 * BS], zeros[2 * BS];
+	struct th *th = th_setup(0);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_r2t_pdu r2t;
+	struct nvme_tcp_data_pdu h2c = { .hdr.type = NVME_TCP_H2C_DATA, .hdr.flags = NVME_TCP_F_DATA_LAST };
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN];
+
+	/* 8 KiB: below the size a RAM namespace takes in place, so it waits in the slot's buffer. */
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, 100, 2, sizeof(data)) == NVME_TCP_R2T);
+	r2t = *(struct nvme_tcp_r2t_pdu *)th->pdu;
+	CU_ASSERT_FATAL(ernic_target_remove_ns(th->tgt, 1, err, sizeof(err)) == 0);
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_SIZE;
+	cfg.bs = BS;
+	CU_ASSERT_FATAL(ernic_target_add_ns(th->tgt, &cfg, err, sizeof(err)) == 0);
+	CU_ASSERT_FATAL(ernic_target_nr_ns(th->tgt) == 1);
+
+	memset(data, 0xD7, sizeof(data));
+	h2c.cccid = r2t.cccid;
+	h2c.ttag = r2t.ttag;
+	h2c.datal = sizeof(data);
+	th_send_pdu(th, &h2c, sizeof(h2c), data, sizeof(data));
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_INVALID_NS);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 100, back, sizeof(back), false) == 0);
+	CU_ASSERT(!memcmp(back, zeros, sizeof(back)));
+	close(admin_fd);
+	th_teardown(th);
+}
+
 static void test_invalid_write_completes_without_r2t(void)
 {
 	struct th *th = th_setup(0);
@@ -2688,6 +2728,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_invalid_write_completes_without_r2t),
 	UT_CASE(test_host_nqn_in_log_lines_is_escaped),
 	UT_CASE(test_a_second_connect_naming_another_host_does_not_rename_the_queue),
+	UT_CASE(test_a_write_whose_namespace_was_replaced_before_its_data_came_is_refused),
 	UT_CASE(test_refused_connects_are_rate_limited_with_a_summary),
 	UT_CASE(test_empty_host_nqn_accepted_when_any_host_is),
 	UT_CASE(test_empty_host_nqn_refused_with_an_allow_list),
