@@ -141,7 +141,13 @@ int ernic_ns_ram_resize(struct ernic_ns *ns, uint64_t from, uint64_t size, char 
 			 (unsigned long long)size, strerror(errno));
 		return -errno;
 	}
-	/* The tail goes back to the kernel: grown again, it reads as zeroes. */
+	/*
+	 * The tail goes back to the kernel: grown again, it reads as zeroes.
+	 * So must the blocks cut inside the last page kept (512-byte blocks),
+	 * which the kernel does not take back.
+	 */
+	if (size < from)
+		memset(ns->ram + size, 0, MIN(want, from) - size);
 	if (want < old) {
 		madvise(ns->ram + want, old - want, MADV_DONTNEED);
 		mprotect(ns->ram + want, old - want, PROT_NONE);

@@ -326,6 +326,28 @@ static void test_resize_moves_the_lba_range_and_is_announced(void)
 	fx_down(&fx);
 }
 
+/* Cut inside a 4 KiB page (512-byte blocks) and grown again, a RAM namespace's cut blocks read as zeroes too. */
+static void test_a_ram_namespace_cut_inside_a_page_reads_zeroes_when_grown_again(void)
+{
+	struct ernic_ns ns = { 0 };
+	static uint8_t blk[512], zeros[512];
+	char err[ERNIC_ERRLEN] = "";
+
+	CU_ASSERT_EQUAL_FATAL(ernic_ns_ram_open(&ns, 8192, 512, err, sizeof(err)), 0);
+	memset(blk, 0xEE, sizeof(blk));
+	for (uint64_t off = 0; off < 8192; off += sizeof(blk))
+		CU_ASSERT_EQUAL(ns.ops->write(&ns, blk, off, sizeof(blk), 0), 0);
+	CU_ASSERT_EQUAL(ernic_ns_ram_resize(&ns, 8192, 4608, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ernic_ns_ram_resize(&ns, 4608, 8192, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ns.ops->read(&ns, blk, 4096, sizeof(blk)), 0); /* kept: block 8 */
+	CU_ASSERT_EQUAL(blk[0], 0xEE);
+	for (uint64_t off = 4608; off < 8192; off += sizeof(blk)) {
+		CU_ASSERT_EQUAL(ns.ops->read(&ns, blk, off, sizeof(blk)), 0);
+		CU_ASSERT(!memcmp(blk, zeros, sizeof(blk)));
+	}
+	ns.ops->close(&ns);
+}
+
 /*
  * A writer at queue depth 8 stamps each block with its own sequence number
  * and records which writes were acknowledged, until the namespace goes.
@@ -767,6 +789,7 @@ UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_su
 	UT_CASE(test_discovery_entries_offer_sq_flow_control_disable),
 	UT_CASE(test_namespace_added_at_run_time_is_announced_listed_and_usable),
 	UT_CASE(test_resize_moves_the_lba_range_and_is_announced),
+	UT_CASE(test_a_ram_namespace_cut_inside_a_page_reads_zeroes_when_grown_again),
 	UT_CASE(test_namespace_removed_under_a_write_loop_fails_new_io_and_loses_no_acknowledged_write),
 	UT_CASE(test_subsystem_removed_under_a_write_loop_drops_its_paths_and_loses_no_acknowledged_write),
 	UT_CASE(test_removed_subsystem_lives_until_its_last_queue_and_lookup_are_gone),
