@@ -226,10 +226,30 @@ static bool quiesce_done(struct ernic_target *tgt, const struct quiesce_seen *se
 	return true;
 }
 
+/*
+ * A queue still holding the namespace memory it held at the first look,
+ * @waited_ns later, past its transport's bound: asked to give it up.
+ * Under the target's lock, which keeps the queue on the list.
+ */
+static void quiesce_revoke_ns_mem(struct ernic_target *tgt, const struct quiesce_seen *seen, size_t n,
+				  uint64_t waited_ns)
+{
+	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next) {
+		uint32_t seq = quiesce_seq(sq, true);
+
+		if (!(seq & 1) || !sq->ns_mem_wait_ns || waited_ns < sq->ns_mem_wait_ns)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (seen[i].sq == sq && seen[i].seq == seq)
+				atomic_store(&sq->ns_mem_revoke, true);
+	}
+}
+
 static void quiesce_wait(struct ernic_target *tgt, bool ns_mem)
 {
 	struct quiesce_seen *seen = NULL;
 	size_t n = 0, cap = 0;
+	uint64_t t0 = ernic_now_ns();
 	bool done;
 
 	pthread_mutex_lock(&tgt->lock);
@@ -253,6 +273,8 @@ static void quiesce_wait(struct ernic_target *tgt, bool ns_mem)
 	for (;;) {
 		pthread_mutex_lock(&tgt->lock);
 		done = quiesce_done(tgt, seen, n, ns_mem);
+		if (!done && ns_mem)
+			quiesce_revoke_ns_mem(tgt, seen, n, ernic_now_ns() - t0);
 		pthread_mutex_unlock(&tgt->lock);
 		if (done)
 			break;

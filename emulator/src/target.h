@@ -296,6 +296,16 @@ struct ernic_sq {
 	 * Written under the transport's own lock, through ernic_sq_ns_mem_*().
 	 */
 	_Atomic uint32_t ns_mem_seq;
+	/*
+	 * How long a removal waits on @ns_mem_seq before it sets
+	 * @ns_mem_revoke, asking the transport to give the memory up (close
+	 * the connection): a send that keeps making some progress (a host
+	 * reading slowly) would otherwise hold every namespace removal, and
+	 * the control path with it, for as long as the host liked. 0: no bound.
+	 * Set by the transport after ernic_sq_init().
+	 */
+	uint64_t ns_mem_wait_ns;
+	atomic_bool ns_mem_revoke;
 	/* Set by the transport while in-place sends are safe (e.g. no data digest computed ahead of the send) */
 	bool c2h_in_place;
 	struct ernic_sq *live_prev, *live_next; /* target's list, for counter sums */

@@ -161,6 +161,12 @@
 #define TCP_REQ_BUF_SMALL (8u * 1024)
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
 #define TCP_SEND_TIMEOUT_S 10
+/*
+ * SO_SNDTIMEO: how long one blocking send waits in the kernel before it
+ * returns what went (or EAGAIN), so that a slow send looks at the port and
+ * the namespaces this often (tcp_send_must_end()).
+ */
+#define TCP_SEND_WAIT_MS 1000
 /* After a C2HTermReq, how long the host gets to read it and close. */
 #define TCP_TERM_LINGER_MS 1000
 
@@ -343,10 +349,28 @@ static int tcp_send_failed_locked(struct tcp_conn *conn, int err)
 	return -err;
 }
 
+/*
+ * A send still waiting after TCP_SEND_WAIT_MS (a host reading a little at a
+ * time, or not at all) ends early in two cases: a stopping port's grace is
+ * over, or a namespace removal has waited on the namespace memory this
+ * connection holds past its bound (sq.ns_mem_revoke). 0, or the reason to
+ * fail the send with.
+ */
+static int tcp_send_must_end(const struct tcp_conn *conn)
+{
+	if (ERNIC_UNLIKELY(atomic_load_explicit(&conn->port->stopping, memory_order_relaxed)) &&
+	    ernic_now_ns() >= atomic_load(&conn->port->stop_deadline_ns))
+		return ESHUTDOWN;
+	if (ERNIC_UNLIKELY(atomic_load_explicit(&conn->sq.ns_mem_revoke, memory_order_relaxed)) && conn->ns_mem_reqs)
+		return ECANCELED;
+	return 0;
+}
+
 /* Send every byte of @iov; the caller holds conn->lock. */
 static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt, int flags)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+	unsigned int stalled_ms = 0; /* waited without a byte going */
 
 	if (conn->dead)
 		return -EPIPE;
@@ -356,7 +380,15 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return tcp_send_failed_locked(conn, errno);
+			/* SO_SNDTIMEO ran out with nothing sent: the host stopped reading, for TCP_SEND_TIMEOUT_S at most. */
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return tcp_send_failed_locked(conn, errno);
+			stalled_ms += TCP_SEND_WAIT_MS;
+			if (stalled_ms >= TCP_SEND_TIMEOUT_S * 1000u)
+				return tcp_send_failed_locked(conn, errno);
+			n = 0;
+		} else {
+			stalled_ms = 0;
 		}
 		while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
 			n -= (ssize_t)msg.msg_iov->iov_len;
@@ -364,13 +396,10 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 			msg.msg_iovlen--;
 		}
 		if (msg.msg_iovlen) {
-			/*
-			 * Part went: a host reading slowly keeps SO_SNDTIMEO from ever
-			 * running out, so a stopping port's grace ends the send here.
-			 */
-			if (ERNIC_UNLIKELY(atomic_load_explicit(&conn->port->stopping, memory_order_relaxed)) &&
-			    ernic_now_ns() >= atomic_load(&conn->port->stop_deadline_ns))
-				return tcp_send_failed_locked(conn, ESHUTDOWN);
+			int why = tcp_send_must_end(conn);
+
+			if (ERNIC_UNLIKELY(why))
+				return tcp_send_failed_locked(conn, why);
 			msg.msg_iov->iov_base = (uint8_t *)msg.msg_iov->iov_base + n;
 			msg.msg_iov->iov_len -= (size_t)n;
 		}
@@ -408,6 +437,8 @@ static bool tcp_splice_pipe_open(struct tcp_conn *conn)
  */
 static int tcp_splice_locked(struct tcp_conn *conn, struct iovec data, bool more)
 {
+	unsigned int stalled_ms = 0;
+
 	if (tcp_conn_self != conn || !tcp_splice_pipe_open(conn))
 		return tcp_sendv_locked(conn, &data, 1, more ? MSG_MORE : 0);
 	if (conn->dead)
@@ -425,13 +456,22 @@ static int tcp_splice_locked(struct tcp_conn *conn, struct iovec data, bool more
 		while (in) {
 			unsigned int flags = SPLICE_F_MOVE | (more || data.iov_len ? SPLICE_F_MORE : 0);
 			ssize_t n = splice(conn->splice_pipe[0], NULL, conn->fd, NULL, (size_t)in, flags);
+			int why;
 
-			if (n <= 0) {
-				if (n < 0 && errno == EINTR)
-					continue;
+			if (n < 0 && errno == EINTR)
+				continue;
+			/* As in tcp_sendv_locked(): SO_SNDTIMEO ran out with nothing sent. */
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    (stalled_ms += TCP_SEND_WAIT_MS) < TCP_SEND_TIMEOUT_S * 1000u)
+				n = 0;
+			else if (n <= 0)
 				return tcp_send_failed_locked(conn, n < 0 ? errno : EPIPE);
-			}
+			else
+				stalled_ms = 0;
 			in -= n;
+			why = in || data.iov_len ? tcp_send_must_end(conn) : 0;
+			if (ERNIC_UNLIKELY(why))
+				return tcp_send_failed_locked(conn, why);
 		}
 	}
 	atomic_fetch_add_explicit(&conn->port->tx_c2h_spliced, 1, memory_order_relaxed);
@@ -1697,6 +1737,8 @@ static const char *tcp_close_reason(int rc)
 		return "idle timeout inside a PDU";
 	case -ENOTCONN:
 		return "host deleted the queue (Disconnect)";
+	case -ECANCELED:
+		return "a namespace removal waited on a send this slow past --idle-timeout";
 	default:
 		return strerror(-rc);
 	}
@@ -1798,7 +1840,7 @@ static void tcp_peer_name(int fd, char *buf, size_t len)
 int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 {
 	const struct ernic_backend_cfg *cfg = ernic_target_cfg(port->tgt);
-	struct timeval snd_to = { .tv_sec = TCP_SEND_TIMEOUT_S };
+	struct timeval snd_to = { .tv_sec = TCP_SEND_WAIT_MS / 1000, .tv_usec = TCP_SEND_WAIT_MS % 1000 * 1000 };
 	struct timeval rcv_to = { .tv_usec = ERNIC_TCP_POLL_MS * 1000 };
 	struct tcp_conn *conn;
 	int rc;
@@ -1835,6 +1877,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv_to, sizeof(rcv_to));
 	ernic_sq_init(&conn->sq, port->tgt, &tcp_ops, conn);
 	conn->sq.portid = port->portid;
+	conn->sq.ns_mem_wait_ns = port->idle_timeout_ns;
 
 	/* The port lock covers pthread_create, so conn->thread is set before anyone joins it. */
 	pthread_mutex_lock(&port->lock);

@@ -840,6 +840,95 @@ static void remover_join(struct remover *r, pthread_t thr, unsigned int ms)
 	CU_ASSERT_EQUAL(r->rc, 0);
 }
 
+/* A loopback TCP connection served by @port, both ends' buffers @buf bytes: the host's end, or -1. */
+static int tcp_pair_serve(struct ernic_tcp_port *port, int buf)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), c = -1, s = -1;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&sin, sizeof(sin)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&sin, &len))
+		goto fail;
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0 || setsockopt(c, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)) ||
+	    connect(c, (struct sockaddr *)&sin, sizeof(sin)))
+		goto fail;
+	s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf)) || ernic_tcp_serve_fd(port, s))
+		goto fail;
+	close(l);
+	set_timeout(c);
+	return c;
+fail:
+	if (s >= 0)
+		close(s);
+	if (c >= 0)
+		close(c);
+	if (l >= 0)
+		close(l);
+	return -1;
+}
+
+/*
+ * A host reading a read's data a little at a time holds the namespace memory
+ * it is sent from: a removal waits on it no longer than the port's idle
+ * timeout (1 s here), then that connection is closed and the removal done.
+ * Before, it waited as long as the host took to read (26 s here), and every
+ * other removal and the control path with it.
+ */
+static void test_a_slow_reader_holds_a_namespace_removal_no_longer_than_the_idle_timeout(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = 1000 };
+	const uint32_t len = 1u << 20;
+	static uint8_t chunk[4096];
+	struct remover r = { 0 };
+	struct nvme_sqe sqe;
+	uint64_t t0, waited_ms;
+	bool closed = false;
+	struct th *th;
+	pthread_t thr;
+	int admin_fd;
+
+	g_mdts = 0; /* one 1 MiB read, in one C2HData PDU */
+	th = th_setup_opts(&opts, NULL);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	/* The I/O queue again over loopback TCP (a Unix socket's send waits per buffer, not per call), small buffers. */
+	close(th->fd);
+	th->fd = tcp_pair_serve(th->port, 16384);
+	CU_ASSERT_FATAL(th->fd >= 0);
+	th_icreq(th, 0);
+	CU_ASSERT_FATAL(th_connect(th, SUBNQN, 1, th->cntlid, 0, 0, true) == 0);
+	r.tgt = th->tgt;
+	sqe = th_rw_sqe(NVME_CMD_READ, 0, len);
+	th_cmd_send(th, &sqe, NULL, 0, len, false);
+	poll(NULL, 0, 200);
+	t0 = ernic_now_ns();
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
+	/* 4 KiB every 100 ms, about 40 KB/s. */
+	while (!atomic_load(&r.done) && ernic_now_ns() - t0 < 15000000000ull) {
+		ssize_t n = recv(th->fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+
+		closed = closed || n == 0;
+		poll(NULL, 0, 100);
+	}
+	waited_ms = (ernic_now_ns() - t0) / 1000000;
+	CU_ASSERT(waited_ms < 5000);
+	remover_join(&r, thr, 1000);
+	/* The connection was closed under the host: the rest of its stream ends (not the receive timeout). */
+	while (!closed) {
+		ssize_t n = recv(th->fd, chunk, sizeof(chunk), 0);
+
+		if (n < 0)
+			break;
+		closed = n == 0;
+	}
+	CU_ASSERT(closed);
+	close(admin_fd);
+	th_teardown(th);
+	g_mdts = ERNIC_MDTS;
+}
+
 /*
  * Data solicited by R2T lands in the namespace too, however many H2CData PDUs
  * bring it; below 16 KiB and under a data digest it goes through the buffer.
@@ -2729,6 +2818,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_host_nqn_in_log_lines_is_escaped),
 	UT_CASE(test_a_second_connect_naming_another_host_does_not_rename_the_queue),
 	UT_CASE(test_a_write_whose_namespace_was_replaced_before_its_data_came_is_refused),
+	UT_CASE(test_a_slow_reader_holds_a_namespace_removal_no_longer_than_the_idle_timeout),
 	UT_CASE(test_refused_connects_are_rate_limited_with_a_summary),
 	UT_CASE(test_empty_host_nqn_accepted_when_any_host_is),
 	UT_CASE(test_empty_host_nqn_refused_with_an_allow_list),
