@@ -105,8 +105,10 @@ struct ernic_tcp_wait_stats {
  *	one more is closed as soon as it is accepted
  * @idle_timeout_ms: how long a connection may take to complete ICReq and
  *	Connect, to finish a PDU once it started, and to send the data an R2T
- *	asked for (0: ERNIC_TCP_IDLE_TIMEOUT_MS); a connected queue idle between
- *	PDUs with nothing owed is keep-alive's to judge, not this
+ *	asked for, and to take a read sent from namespace memory once a
+ *	namespace removal waits on it (0: ERNIC_TCP_IDLE_TIMEOUT_MS); a
+ *	connected queue idle between PDUs with nothing owed is keep-alive's to
+ *	judge, not this
  * @sample_every: stamp 1 in this many commands on each I/O queue (0: none);
  *	one that is not sampled pays a decrement and a branch
  * @trace: where a writer thread puts the header of ernic/trace.h and then one
