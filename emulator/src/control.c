@@ -296,9 +296,10 @@ static int m_subsystem_remove(struct ernic_control *ctl, const struct json *para
 	if (param_str(params, "nqn", true, &nqn, e))
 		return e->code;
 	rc = ernic_nvmf_subsys_remove(ctl->nvmf, nqn, e->msg, sizeof(e->msg));
+	/* Removed even when a namespace's final flush failed: the listeners it leaves linking nothing go too. */
+	ctl_listeners_gc(ctl);
 	if (rc)
 		return e->code = rc;
-	ctl_listeners_gc(ctl);
 	outf(o, "true");
 	return 0;
 }

@@ -299,23 +299,35 @@ uint32_t ernic_target_nr_ns(const struct ernic_target *tgt)
 	return tgt->nr_ns;
 }
 
-/* Close a namespace no command uses any more (REMOVING and quiesced): flush first, so no acknowledged write is lost. */
-static void target_close_ns(struct ernic_target *tgt, struct ernic_ns *ns)
+/*
+ * Close a namespace no command uses any more (REMOVING and quiesced): flush first, so no acknowledged write is lost.
+ * The slot is freed even when the flush or the close's last sync fails (no host can reach the namespace any more,
+ * and a retry would find the error already reported); that failure is returned, for the caller to pass on.
+ */
+static int target_close_ns(struct ernic_target *tgt, struct ernic_ns *ns)
 {
+	int rc = 0;
+
 	if (ns->ops) {
-		ns->ops->flush(ns);
-		ns->ops->close(ns);
+		int r;
+
+		rc = ns->ops->flush(ns);
+		r = ns->ops->close(ns);
+		if (!rc)
+			rc = r;
 	}
 	ns->ops = NULL;
 	pthread_mutex_lock(&tgt->lock);
 	tgt->nr_ns--;
 	pthread_mutex_unlock(&tgt->lock);
 	atomic_store(&ns->state, ERNIC_NS_FREE);
+	return rc;
 }
 
 int ernic_target_remove_ns(struct ernic_target *tgt, uint32_t nsid, char *err, size_t errlen)
 {
 	struct ernic_ns *ns = ernic_target_ns(tgt, nsid);
+	int rc;
 
 	if (!ns) {
 		snprintf(err, errlen, "nsid %u: no such namespace", nsid);
@@ -324,9 +336,12 @@ int ernic_target_remove_ns(struct ernic_target *tgt, uint32_t nsid, char *err, s
 	/* New commands get Invalid Namespace from here; the ones inside finish on the backend. */
 	atomic_store(&ns->state, ERNIC_NS_REMOVING);
 	ernic_target_quiesce(tgt);
-	target_close_ns(tgt, ns);
+	rc = target_close_ns(tgt, ns);
 	ernic_target_ns_changed(tgt, nsid);
-	return 0;
+	/* Gone all the same, but a write acknowledged earlier may not be on the medium: the caller must hear it. */
+	if (rc)
+		snprintf(err, errlen, "namespace %u removed, but its final flush failed: %s", nsid, strerror(-rc));
+	return rc;
 }
 
 int ernic_target_resize_ns(struct ernic_target *tgt, uint32_t nsid, uint64_t size, char *err, size_t errlen)

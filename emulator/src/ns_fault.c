@@ -79,9 +79,9 @@ static int fault_deallocate(struct ernic_ns *ns, uint64_t off, uint64_t len)
 	return ns->backend_ops->deallocate(ns, off, len);
 }
 
-static void fault_close(struct ernic_ns *ns)
+static int fault_close(struct ernic_ns *ns)
 {
-	ns->backend_ops->close(ns);
+	return ns->backend_ops->close(ns);
 }
 
 static const struct ernic_ns_ops ns_fault_ops = {

@@ -129,13 +129,17 @@ static int file_deallocate(struct ernic_ns *ns, uint64_t off, uint64_t len)
 	return file_zero_by_writing(ns, off, len);
 }
 
-static void file_close(struct ernic_ns *ns)
+static int file_close(struct ernic_ns *ns)
 {
+	int rc = 0;
+
 	if (ns->fd >= 0) {
-		fdatasync(ns->fd);
+		if (fdatasync(ns->fd))
+			rc = -errno;
 		close(ns->fd);
 	}
 	ns->fd = -1;
+	return rc;
 }
 
 static const struct ernic_ns_ops ns_file_ops = {

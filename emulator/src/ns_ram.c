@@ -76,11 +76,12 @@ static int ram_write_zeroes(struct ernic_ns *ns, uint64_t off, uint64_t len)
 	return 0;
 }
 
-static void ram_close(struct ernic_ns *ns)
+static int ram_close(struct ernic_ns *ns)
 {
 	if (ns->ram)
 		munmap(ns->ram, ns->ram_reserved);
 	ns->ram = NULL;
+	return 0;
 }
 
 static const struct ernic_ns_ops ns_ram_ops = {

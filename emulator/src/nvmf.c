@@ -203,7 +203,7 @@ int ernic_nvmf_subsys_add(struct ernic_nvmf *nvmf, const struct ernic_target_opt
 int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *err, size_t errlen)
 {
 	struct ernic_target *tgt;
-	int slot;
+	int slot, rc = 0;
 
 	pthread_mutex_lock(&nvmf->lock);
 	slot = nvmf_subsys_slot_locked(nvmf, subnqn);
@@ -225,15 +225,22 @@ int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *
 	tgt->removed = true;
 	pthread_mutex_unlock(&tgt->lock);
 	ernic_target_fail_ctrlrs(tgt, NULL);
+	/* Every namespace goes, whatever one's final flush says; the first failure is reported. */
 	for (uint32_t nsid = 1; nsid <= ERNIC_MAX_NS; nsid++) {
-		char ignored[ERNIC_ERRLEN];
+		char why[ERNIC_ERRLEN];
+		int r;
 
-		if (ernic_target_ns(tgt, nsid))
-			ernic_target_remove_ns(tgt, nsid, ignored, sizeof(ignored));
+		if (!ernic_target_ns(tgt, nsid))
+			continue;
+		r = ernic_target_remove_ns(tgt, nsid, why, sizeof(why));
+		if (r && !rc) {
+			rc = r;
+			snprintf(err, errlen, "nqn '%s': %s", subnqn, why);
+		}
 	}
 	/* Its queues, closing, and any lookup still holding it keep the rest until they are done. */
 	ernic_target_put(tgt);
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------- ports */

@@ -69,7 +69,8 @@ struct ernic_ns_ops {
 	int (*flush)(struct ernic_ns *ns);
 	int (*write_zeroes)(struct ernic_ns *ns, uint64_t off, uint64_t len);
 	int (*deallocate)(struct ernic_ns *ns, uint64_t off, uint64_t len);
-	void (*close)(struct ernic_ns *ns);
+	/* Frees the medium; 0, or the -errno of a last sync that failed (the namespace is closed all the same). */
+	int (*close)(struct ernic_ns *ns);
 };
 
 /*

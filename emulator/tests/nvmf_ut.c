@@ -498,6 +498,70 @@ static void test_subsystem_removed_under_a_write_loop_drops_its_paths_and_loses_
 	fx_down(&fx);
 }
 
+/* A Flush as fdatasync() answers once writeback of the file has failed. */
+static int eio_flush(struct ernic_ns *ns)
+{
+	(void)ns;
+	return -EIO;
+}
+
+/* Namespace 1 of A again, in its file, its backend's Flush failing with EIO. */
+static void add_ns_failing_flush(struct fx *fx, struct ernic_ns_ops *ops)
+{
+	struct ernic_backend_cfg cfg = ns_cfg(fx->path);
+	char err[ERNIC_ERRLEN] = "";
+	struct ernic_ns *ns;
+
+	if (!ernic_target_ns(fx->a, 1))
+		CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(fx->a, 1, &cfg, NULL, NULL, err, sizeof(err)), 0);
+	ns = ernic_target_ns(fx->a, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ns);
+	*ops = *ns->ops;
+	ops->flush = eio_flush;
+	ns->ops = ops;
+}
+
+/*
+ * A removal whose final flush fails cannot be undone, so the namespace or
+ * subsystem goes; but a write acknowledged before may not be on the medium,
+ * so the caller (and ernicctl, through the control methods) hears of it,
+ * naming the namespace and the error.
+ */
+static void test_a_failed_final_flush_is_reported_by_namespace_and_subsystem_remove(void)
+{
+	static struct ernic_ns_ops ops;
+	struct ernic_control *ctl;
+	struct fx fx;
+	char err[ERNIC_ERRLEN] = "", req[256], *r;
+
+	fx_up(&fx, true);
+	add_ns_failing_flush(&fx, &ops);
+	CU_ASSERT_EQUAL(ernic_target_remove_ns(fx.a, 1, err, sizeof(err)), -EIO);
+	CU_ASSERT_STRING_EQUAL(err, "namespace 1 removed, but its final flush failed: Input/output error");
+	CU_ASSERT_PTR_NULL(ernic_target_ns(fx.a, 1));
+
+	CU_ASSERT_EQUAL_FATAL(ernic_control_create(fx.nvmf, NULL, &ctl), 0);
+	add_ns_failing_flush(&fx, &ops);
+	snprintf(req, sizeof(req), "{\"method\":\"namespace_remove\",\"params\":{\"nqn\":\"%s\",\"nsid\":1}}", NQN_A);
+	r = ernic_control_request(ctl, req);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_STRING_EQUAL(r, "{\"error\":{\"code\":5,\"message\":"
+				  "\"namespace 1 removed, but its final flush failed: Input/output error\"}}");
+	free(r);
+	CU_ASSERT_PTR_NULL(ernic_target_ns(fx.a, 1));
+
+	add_ns_failing_flush(&fx, &ops);
+	snprintf(req, sizeof(req), "{\"method\":\"subsystem_remove\",\"params\":{\"nqn\":\"%s\"}}", NQN_A);
+	r = ernic_control_request(ctl, req);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_STRING_EQUAL(r, "{\"error\":{\"code\":5,\"message\":\"nqn '" NQN_A
+				  "': namespace 1 removed, but its final flush failed: Input/output error\"}}");
+	free(r);
+	CU_ASSERT_PTR_NULL(ernic_nvmf_subsys_get(fx.nvmf, NQN_A));
+	ernic_control_destroy(ctl);
+	fx_down(&fx);
+}
+
 /*
  * A removed subsystem's memory goes with the last of its references: the
  * queues still open on it and a lookup taken before the removal. Before,
@@ -792,6 +856,7 @@ UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_su
 	UT_CASE(test_a_ram_namespace_cut_inside_a_page_reads_zeroes_when_grown_again),
 	UT_CASE(test_namespace_removed_under_a_write_loop_fails_new_io_and_loses_no_acknowledged_write),
 	UT_CASE(test_subsystem_removed_under_a_write_loop_drops_its_paths_and_loses_no_acknowledged_write),
+	UT_CASE(test_a_failed_final_flush_is_reported_by_namespace_and_subsystem_remove),
 	UT_CASE(test_removed_subsystem_lives_until_its_last_queue_and_lookup_are_gone),
 	UT_CASE(test_identify_reports_ana_and_shared_namespaces_for_multipath),
 	UT_CASE(test_ana_state_change_is_announced_logged_and_fails_io_on_that_path_only),

@@ -219,7 +219,10 @@ uint32_t ernic_target_nr_ns(const struct ernic_target *tgt);
  * backend, which is then flushed and closed (no acknowledged write is lost),
  * and every controller that enabled it gets Namespace Attribute Changed with
  * @nsid in its Changed Namespace List. Control path only: it waits, and two
- * calls on one target must not overlap. 0, or -ENOENT with @err set.
+ * calls on one target must not overlap. 0, or -ENOENT with @err set; or, when
+ * the final flush fails, its -errno with @err naming the namespace and the
+ * error: the namespace is removed all the same, but writes acknowledged
+ * before may not be on the medium.
  */
 int ernic_target_remove_ns(struct ernic_target *tgt, uint32_t nsid, char *err, size_t errlen);
 /*

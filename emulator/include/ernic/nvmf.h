@@ -65,6 +65,8 @@ struct ernic_target *ernic_nvmf_subsys_get_at(struct ernic_nvmf *nvmf, unsigned 
  * transport closes their queues: a host sees the path go), commands already
  * inside finish, and its namespaces are flushed and closed. Its memory goes
  * with the last queue leaving it or the last reference put, whichever is later.
+ * 0; -ENOENT with @err set; or, when a namespace's final flush fails, its
+ * -errno with @err naming the namespace: the subsystem is removed all the same.
  */
 int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *err, size_t errlen);
 
