@@ -31,10 +31,14 @@ static int file_read(struct ernic_ns *ns, void *buf, uint64_t off, uint32_t len)
 			continue;
 		if (n < 0)
 			return -errno;
-		if (n == 0) { /* past the end of a file shorter than the namespace */
-			memset(p, 0, len);
-			return 0;
-		}
+		/*
+		 * The file holds the whole namespace from open on (grown then, and by
+		 * resize; never cut): an end inside it means the file was truncated
+		 * underneath, and zeroes would pass for data a host wrote. A media
+		 * error instead, as for EIO.
+		 */
+		if (n == 0)
+			return -EIO;
 		p += n;
 		off += (uint64_t)n;
 		len -= (uint32_t)n;

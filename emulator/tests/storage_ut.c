@@ -361,6 +361,28 @@ static void test_enospc_among_reads_and_writes_in_flight_fails_only_its_write(vo
 	fx_down();
 }
 
+/*
+ * A file namespace's file holds the whole namespace from open on, so an end
+ * of file inside it means the file was cut underneath: a read there is a
+ * media error, not zeroes passing for what a FUA write made durable.
+ */
+static void test_read_past_the_end_of_a_file_cut_underneath_is_unrecovered_read_error(void)
+{
+	uint8_t w[BS], r[2 * BS];
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M", true));
+	fill(w, BS, 7);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE, 10, 1, w, NVME_RW_FUA), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(write_block(9, 6), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(truncate(fx.path, 10 * BS), 0);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_READ, 10, 1, r, 0), NVME_SC_UNRECOVERED_READ);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_READ, 9, 2, r, 0), NVME_SC_UNRECOVERED_READ);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_READ, 100, 1, r, 0), NVME_SC_UNRECOVERED_READ);
+	/* What the file still holds reads back as written. */
+	CU_ASSERT_TRUE(block_holds(9, 6));
+	fx_down();
+}
+
 static void test_block_device_size_check_refuses_a_namespace_larger_than_the_device(void)
 {
 	char err[ERNIC_ERRLEN] = "";
@@ -527,6 +549,7 @@ UT_MAIN("storage", UT_CASE(test_eio_at_n_fails_the_nth_read_once_as_unrecovered_
 	UT_CASE(test_unfaulted_namespace_calls_its_backend_directly),
 	UT_CASE(test_enospc_is_capacity_exceeded_and_reads_go_on),
 	UT_CASE(test_enospc_among_reads_and_writes_in_flight_fails_only_its_write),
+	UT_CASE(test_read_past_the_end_of_a_file_cut_underneath_is_unrecovered_read_error),
 	UT_CASE(test_block_device_size_check_refuses_a_namespace_larger_than_the_device),
 	UT_CASE(test_block_device_namespace_larger_than_the_device_is_refused_at_startup),
 	UT_CASE(test_fua_write_reaches_stable_storage_before_it_completes),
