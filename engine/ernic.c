@@ -38,6 +38,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -758,6 +759,9 @@ static int ernic_run_setup(struct thread_data *td)
 	ernic_run.backend = strdup(backend);
 	if (!ernic_run.backend)
 		return -ENOMEM;
+	/* Under a file size limit (ulimit -f) a Write past it then fails that command instead of killing fio. */
+	if (ernic_run.cfg.file[0])
+		signal(SIGXFSZ, SIG_IGN);
 
 	/*
 	 * The poller threads inherit this thread's CPU mask; a job pinned

@@ -545,6 +545,8 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Under a file size limit (ulimit -f, LimitFSIZE=) a write past it fails with EFBIG instead of killing ernicd. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	parse_args(argc, argv, &o);
 	/* Before any thread exists: every one started later (ports, connections, control) inherits it. */

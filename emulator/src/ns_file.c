@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -72,6 +73,13 @@ static int file_pwrite(struct ernic_ns *ns, const void *buf, uint64_t off, uint3
 			continue;
 		if (n < 0 && dsync && errno == ENOSYS)
 			return -EOPNOTSUPP;
+		/*
+		 * Past the process's file size limit (RLIMIT_FSIZE, SIGXFSZ ignored)
+		 * the file can hold no more, as on a full filesystem: Capacity
+		 * Exceeded for the one command, not a media or internal error.
+		 */
+		if (n < 0 && errno == EFBIG)
+			return -ENOSPC;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		p += n;
@@ -209,9 +217,18 @@ int ernic_ns_file_open(struct ernic_ns *ns, const char *path, uint64_t size, uin
 	}
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size && ftruncate(fd, (off_t)size)) {
 		int e = errno;
+		struct rlimit fsize;
 
-		snprintf(err, errlen, "Error: nvmeof backend: file='%s': cannot size to %llu bytes: %s", path,
-			 (unsigned long long)size, strerror(e));
+		/* "File too large" alone would blame the size; name the limit when it is the process's. */
+		if (e == EFBIG && !getrlimit(RLIMIT_FSIZE, &fsize) && fsize.rlim_cur != RLIM_INFINITY &&
+		    fsize.rlim_cur < size)
+			snprintf(err, errlen,
+				 "Error: nvmeof backend: file='%s': cannot size to %llu bytes: "
+				 "past the file size limit of %llu bytes (ulimit -f)",
+				 path, (unsigned long long)size, (unsigned long long)fsize.rlim_cur);
+		else
+			snprintf(err, errlen, "Error: nvmeof backend: file='%s': cannot size to %llu bytes: %s", path,
+				 (unsigned long long)size, strerror(e));
 		close(fd);
 		if (created)
 			unlink(path);

@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "target.h"
@@ -362,6 +364,88 @@ static void test_enospc_among_reads_and_writes_in_flight_fails_only_its_write(vo
 }
 
 /*
+ * A file size limit of @bytes on this process, with SIGXFSZ ignored as ernicd
+ * does, so a write past it fails with EFBIG; undone by fsize_limit_undo().
+ */
+static struct {
+	struct rlimit old;
+	struct sigaction old_xfsz;
+} fsize;
+
+static bool fsize_limit(rlim_t bytes)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct rlimit lim;
+
+	fflush(NULL); /* what the test has printed so far is not held back by the limit */
+	if (getrlimit(RLIMIT_FSIZE, &fsize.old) || sigaction(SIGXFSZ, &ign, &fsize.old_xfsz))
+		return false;
+	lim = fsize.old;
+	lim.rlim_cur = bytes;
+	return !setrlimit(RLIMIT_FSIZE, &lim);
+}
+
+static void fsize_limit_undo(void)
+{
+	setrlimit(RLIMIT_FSIZE, &fsize.old);
+	sigaction(SIGXFSZ, &fsize.old_xfsz, NULL);
+}
+
+/*
+ * Past a file size limit a Write fails as on a full filesystem, Capacity
+ * Exceeded, FUA or not; below it writes and everywhere reads go on.
+ */
+static void test_write_past_the_file_size_limit_is_capacity_exceeded(void)
+{
+	uint8_t w[2 * BS], r[BS];
+	struct ernic_counters c;
+
+	CU_ASSERT_FATAL(fx_up("nvmeof:size=4M", true)); /* sized before the limit, as a file that exists */
+	CU_ASSERT_FATAL(fsize_limit(1 << 20));
+	fill(w, sizeof(w), 8);
+	CU_ASSERT_EQUAL(write_block(0, 1), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(write_block(512, 2), NVME_SC_CAP_EXCEEDED);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE, 600, 1, w, NVME_RW_FUA), NVME_SC_CAP_EXCEEDED);
+	/* Across the limit: the first block lands, the command still fails. */
+	CU_ASSERT_EQUAL(io1(NVME_CMD_WRITE, 255, 2, w, 0), NVME_SC_CAP_EXCEEDED);
+	CU_ASSERT_EQUAL(io1(NVME_CMD_READ, 512, 1, r, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(block_holds(0, 1));
+	CU_ASSERT_TRUE(block_holds_zeroes(512));
+	fsize_limit_undo();
+	ernic_target_counters(fx.tgt, &c);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_CAP_EXCEEDED], 3);
+	CU_ASSERT_EQUAL(c.errors[NVME_SC_INTERNAL], 0);
+	fx_down();
+}
+
+/* A new file the limit keeps from growing to the namespace is refused when it opens, naming the limit. */
+static void test_file_namespace_past_the_file_size_limit_is_refused_at_open_naming_it(void)
+{
+	struct ernic_backend_cfg cfg;
+	struct ernic_target *tgt = NULL;
+	char dir[] = "/tmp/ernic_storage_ut.XXXXXX", path[64], want[ERNIC_ERRLEN], err[ERNIC_ERRLEN] = "";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ns.img", dir);
+	ernic_backend_cfg_init(&cfg);
+	snprintf(cfg.file, sizeof(cfg.file), "%s", path);
+	cfg.size = 4 << 20;
+	CU_ASSERT_FATAL(fsize_limit(1 << 20));
+	CU_ASSERT_EQUAL(ernic_target_create(&cfg, NULL, &tgt, err, sizeof(err)), -EFBIG);
+	fsize_limit_undo();
+	snprintf(want, sizeof(want),
+		 "Error: nvmeof backend: file='%s': cannot size to 4194304 bytes: past the file size limit of "
+		 "1048576 bytes (ulimit -f)",
+		 path);
+	CU_ASSERT_STRING_EQUAL(err, want);
+	CU_ASSERT_EQUAL(access(path, F_OK), -1); /* the file it created is gone again */
+	if (tgt)
+		ernic_target_destroy(tgt);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
  * A file namespace's file holds the whole namespace from open on, so an end
  * of file inside it means the file was cut underneath: a read there is a
  * media error, not zeroes passing for what a FUA write made durable.
@@ -549,6 +633,8 @@ UT_MAIN("storage", UT_CASE(test_eio_at_n_fails_the_nth_read_once_as_unrecovered_
 	UT_CASE(test_unfaulted_namespace_calls_its_backend_directly),
 	UT_CASE(test_enospc_is_capacity_exceeded_and_reads_go_on),
 	UT_CASE(test_enospc_among_reads_and_writes_in_flight_fails_only_its_write),
+	UT_CASE(test_write_past_the_file_size_limit_is_capacity_exceeded),
+	UT_CASE(test_file_namespace_past_the_file_size_limit_is_refused_at_open_naming_it),
 	UT_CASE(test_read_past_the_end_of_a_file_cut_underneath_is_unrecovered_read_error),
 	UT_CASE(test_block_device_size_check_refuses_a_namespace_larger_than_the_device),
 	UT_CASE(test_block_device_namespace_larger_than_the_device_is_refused_at_startup),
