@@ -845,7 +845,7 @@ ernicd_open() {
 	# Namespace 1, the suite rounds' (ernicd-b's too).
 	ERNICD_NS1="nvmeof:size=$NS_SIZE,bs=4096,queues=$QUEUES${ERNICD_MDTS:+,mdts=$ERNICD_MDTS}"
 	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD" --backend "$ERNICD_NS1" \
-		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img,queues=$QUEUES" \
+		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-ns2.img" \
 		--stats "$ERNICD_STATS" ${ERNICD_CPUS:+--cpus "$ERNICD_CPUS"} $ERNICD_TCP_OPTS
 	log "ernicd $*"
 	ernicd "$@" 2>"$ERNICD_LOG" &

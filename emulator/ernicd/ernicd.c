@@ -60,8 +60,9 @@ static const char usage[] =
 	"; IPv6 as [ADDR]:PORT)\n"
 	"  --nqn NQN           subsystem NQN (default " ERNIC_DEFAULT_SUBNQN ")\n"
 	"  --backend STR       a namespace, nvmeof:size=8G,bs=4096[,file=PATH][,queues=N]...; repeat\n"
-	"                      for more namespaces (the first sets queues, queue_size and mdts;\n"
-	"                      mdts=N caps a transfer at 4 KiB << N, default 5; mdts=0 is no limit).\n"
+	"                      for more namespaces (the first sets queues, queue_size, max_mr,\n"
+	"                      pollers and mdts, a later one may not; mdts=N caps a transfer at\n"
+	"                      4 KiB << N, default 5; mdts=0 is no limit).\n"
 	"                      Default: $ERNIC_BACKEND, else nvmeof:size=1G,bs=4096 in RAM\n"
 	"  --allow-host NQN    accept Connect only from these host NQNs (repeat); default any host\n"
 	"  --max-connections N connections (RDMA: queue pairs) served at once (1..65536, default "
@@ -559,7 +560,12 @@ int main(int argc, char **argv)
 	if (!o.nr_backends && env && env[0])
 		o.backends[o.nr_backends++] = env;
 	for (unsigned int i = 0; i < o.nr_backends; i++) {
-		if (ernic_backend_parse(o.backends[i], &cfgs[i], err, sizeof(err)))
+		char which[32];
+
+		/* The first sets the queue settings; a later one setting them would be dropped unseen: refused. */
+		snprintf(which, sizeof(which), "--backend #%u", i + 1);
+		if (i ? ernic_backend_parse_ns(o.backends[i], which, &cfgs[i], err, sizeof(err))
+		      : ernic_backend_parse(o.backends[i], &cfgs[i], err, sizeof(err)))
 			bad_arg(o.backends[i] == env ? "ERNIC_BACKEND" : "--backend", o.backends[i], err);
 	}
 	if (!o.nr_backends)

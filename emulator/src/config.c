@@ -284,6 +284,12 @@ struct cfg_key {
 	 * is kept as 0 for that check to refuse, with the text it was given.
 	 */
 	bool late;
+	/*
+	 * The target's, taken from its first backend string alone (ernicd's
+	 * first --backend): a namespace added later has none of its own, so
+	 * ernic_backend_parse_ns() refuses it rather than drop it unseen.
+	 */
+	bool target;
 };
 
 #define CFG_FIELD(f) offsetof(struct ernic_backend_cfg, f), sizeof(((struct ernic_backend_cfg *)0)->f)
@@ -292,14 +298,14 @@ static const struct cfg_key cfg_keys[] = {
 	{ "size", CFG_BYTES, CFG_FIELD(size), 0, UINT64_MAX, { 0 }, true },
 	{ "bs", CFG_BYTES, CFG_FIELD(bs), 512, 4096, { 512, 4096 }, false },
 	{ "file", CFG_PATH, CFG_FIELD(file), 0, 0, { 0 }, false },
-	{ "queues", CFG_DEC, CFG_FIELD(queues), 0, UINT32_MAX, { 0 }, true },
+	{ "queues", CFG_DEC, CFG_FIELD(queues), 0, UINT32_MAX, { 0 }, true, true },
 	/* ERNIC_MAX_QUEUE_SIZE: no 16-bit field (MAXCMD, the SQ size) wraps; see ernic.h. */
-	{ "queue_size", CFG_DEC, CFG_FIELD(queue_size), 2, ERNIC_MAX_QUEUE_SIZE, { 0 }, false },
-	{ "max_mr", CFG_DEC, CFG_FIELD(max_mr), 64, ERNIC_MR_TABLE_LIMIT, { 0 }, false },
-	{ "pollers", CFG_DEC, CFG_FIELD(pollers), 1, 64, { 0 }, false },
+	{ "queue_size", CFG_DEC, CFG_FIELD(queue_size), 2, ERNIC_MAX_QUEUE_SIZE, { 0 }, false, true },
+	{ "max_mr", CFG_DEC, CFG_FIELD(max_mr), 64, ERNIC_MR_TABLE_LIMIT, { 0 }, false, true },
+	{ "pollers", CFG_DEC, CFG_FIELD(pollers), 1, 64, { 0 }, false, true },
 	{ "fault", CFG_FAULT, CFG_FIELD(fault), 0, 0, { 0 }, false },
 	/* 0: no limit (Base 2.0 Figure 275, MDTS); a transport may bound it further (ERNIC_INPROC_MDTS_MAX). */
-	{ "mdts", CFG_DEC, CFG_FIELD(mdts), 0, ERNIC_MDTS_MAX, { 0 }, false },
+	{ "mdts", CFG_DEC, CFG_FIELD(mdts), 0, ERNIC_MDTS_MAX, { 0 }, false, true },
 };
 #define CFG_NR_KEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
@@ -377,11 +383,28 @@ static const char *cfg_raw(const char *const *raw, const char *name, const char 
 }
 
 /*
+ * A key of the target's, set in the namespace string @what names: one line naming the string, the key, its
+ * value and what a namespace takes.
+ */
+static void cfg_err_target_key(const char *what, const char *name, const char *val, char *err, size_t errlen)
+{
+	char ns_keys[64] = "";
+	size_t off = 0;
+
+	for (size_t k = 0; k < CFG_NR_KEYS; k++)
+		if (!cfg_keys[k].target && off < sizeof(ns_keys))
+			off += (size_t)snprintf(ns_keys + off, sizeof(ns_keys) - off, "%s%s", off ? ", " : "",
+						cfg_keys[k].name);
+	cfg_err(err, errlen, "%s%s%s=%.*s: set per target by the first --backend, not per namespace (a namespace takes %s)",
+		what ? what : "", what ? ": " : "", name, CFG_RAW_MAX, val, ns_keys);
+}
+
+/*
  * One "key=value" entry; @raw keeps each key's value as typed, and so also says which keys were seen; *@keyp
- * is the entry's key once it is known.
+ * is the entry's key once it is known. With @ns_only a key of the target's is refused, naming the string @what.
  */
 static int cfg_parse_item(struct ernic_backend_cfg *cfg, char *item, const char **raw, const struct cfg_key **keyp,
-			  char *err, size_t errlen)
+			  bool ns_only, const char *what, char *err, size_t errlen)
 {
 	const struct cfg_key *key;
 	char *eq = strchr(item, '='), *name, *val;
@@ -399,6 +422,10 @@ static int cfg_parse_item(struct ernic_backend_cfg *cfg, char *item, const char 
 			name, CFG_RAW_MAX, val);
 		return -EINVAL;
 	}
+	if (ns_only && key->target) {
+		cfg_err_target_key(what, name, val, err, errlen);
+		return -EINVAL;
+	}
 	if (raw[key - cfg_keys]) {
 		cfg_err(err, errlen, CFG_ERR "duplicate key '%s' (in '%s=%.*s')", name, name, CFG_RAW_MAX, val);
 		return -EINVAL;
@@ -414,7 +441,8 @@ static int cfg_parse_item(struct ernic_backend_cfg *cfg, char *item, const char 
 	return 0;
 }
 
-int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *err, size_t errlen)
+static int cfg_parse(const char *str, struct ernic_backend_cfg *cfg, bool ns_only, const char *what, char *err,
+		     size_t errlen)
 {
 	bool skip_mr_budget = cfg->skip_mr_budget;
 	/* Each key's value as typed, for the checks made once every key is in. */
@@ -466,7 +494,7 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 			goto out;
 		}
 		key = NULL;
-		if (cfg_parse_item(cfg, item, raw, &key, err, errlen))
+		if (cfg_parse_item(cfg, item, raw, &key, ns_only, what, err, errlen))
 			goto out;
 	}
 
@@ -484,6 +512,17 @@ int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *er
 out:
 	free(copy);
 	return rc;
+}
+
+int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *err, size_t errlen)
+{
+	return cfg_parse(str, cfg, false, NULL, err, errlen);
+}
+
+int ernic_backend_parse_ns(const char *str, const char *what, struct ernic_backend_cfg *cfg, char *err,
+			   size_t errlen)
+{
+	return cfg_parse(str, cfg, true, what, err, errlen);
 }
 
 int ernic_backend_format(const struct ernic_backend_cfg *cfg, char *buf, size_t len)

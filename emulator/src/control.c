@@ -322,12 +322,12 @@ static int m_namespace_add(struct ernic_target *tgt, const struct json *params, 
 	    param_hex(params, "nguid", ids.nguid, sizeof(ids.nguid), &ids.has_nguid, e) ||
 	    param_hex(params, "eui64", ids.eui64, sizeof(ids.eui64), &ids.has_eui64, e))
 		return e->code;
-	/* The nvmeof: prefix may be left out; queue settings come from the set. */
+	/* The nvmeof: prefix may be left out; queue settings come from the set, and setting one here is refused. */
 	if ((size_t)snprintf(str, sizeof(str), "%s%s", strncmp(backend, "nvmeof:", 7) ? "nvmeof:" : "", backend) >=
 	    sizeof(str))
 		return fail(e, -EINVAL, "backend: longer than %zu bytes", sizeof(str) - 1);
 	ernic_backend_cfg_init(&cfg);
-	rc = ernic_backend_parse(str, &cfg, e->msg, sizeof(e->msg));
+	rc = ernic_backend_parse_ns(str, "namespace add", &cfg, e->msg, sizeof(e->msg));
 	if (rc)
 		return e->code = rc;
 	ids.anagrpid = (uint32_t)grp;

@@ -573,6 +573,42 @@ static void test_format_round_trips(void)
 	CU_ASSERT_EQUAL(ernic_backend_format(&c, buf, sizeof(buf)), -EINVAL);
 }
 
+/*
+ * A namespace after the first takes size, bs, file and fault; a key the
+ * target takes from its first backend is refused naming the string, the key
+ * and the value, not dropped. The first backend's parser takes them all.
+ */
+static void test_namespace_string_refuses_the_targets_keys(void)
+{
+	static const char *const target_keys[] = { "queues=2", "queue_size=64", "max_mr=1024", "pollers=2",
+						    "mdts=1" };
+	char s[64], want[ERNIC_ERRLEN];
+
+	memset(err, 0, sizeof(err));
+	CU_ASSERT_EQUAL(ernic_backend_parse_ns("nvmeof:size=8M,bs=512,file=/tmp/x.img,fault=eio@3", "namespace add",
+					       &cfg, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(cfg.size, 8u << 20);
+	CU_ASSERT_EQUAL(cfg.bs, 512);
+	CU_ASSERT_STRING_EQUAL(cfg.file, "/tmp/x.img");
+	CU_ASSERT_EQUAL(cfg.fault.error, ERNIC_FAULT_EIO);
+	for (size_t i = 0; i < sizeof(target_keys) / sizeof(target_keys[0]); i++) {
+		snprintf(s, sizeof(s), "nvmeof:size=8M,%s,bs=4096", target_keys[i]);
+		memset(err, 0, sizeof(err));
+		CU_ASSERT_EQUAL(ernic_backend_parse_ns(s, "--backend #2", &cfg, err, sizeof(err)), -EINVAL);
+		snprintf(want, sizeof(want),
+			 "--backend #2: %s: set per target by the first --backend, not per namespace "
+			 "(a namespace takes size, bs, file, fault)",
+			 target_keys[i]);
+		CU_ASSERT_STRING_EQUAL(err, want);
+		CU_ASSERT_EQUAL(parse(s), 0);
+	}
+	/* Refused for the key, whatever its value. */
+	memset(err, 0, sizeof(err));
+	CU_ASSERT_EQUAL(ernic_backend_parse_ns("nvmeof:mdts=x", NULL, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err, "mdts=x: set per target by the first --backend, not per namespace "
+				    "(a namespace takes size, bs, file, fault)");
+}
+
 UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init_matches_parse_defaults),
 	UT_CASE(test_every_key_is_read), UT_CASE(test_seed_backend_string_with_spaces),
 	UT_CASE(test_size_suffixes_binary_any_case), UT_CASE(test_size_bad_values_name_key_and_value),
@@ -592,4 +628,4 @@ UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init
 	UT_CASE(test_skip_mr_budget_admits_overbudget_but_not_garbage), UT_CASE(test_check_budget_and_max_queues),
 	UT_CASE(test_duplicate_key_refused), UT_CASE(test_unknown_key_refused), UT_CASE(test_malformed_entries_refused),
 	UT_CASE(test_missing_prefix_refused), UT_CASE(test_skip_flag_preserved_and_other_fields_reset),
-	UT_CASE(test_format_round_trips))
+	UT_CASE(test_format_round_trips), UT_CASE(test_namespace_string_refuses_the_targets_keys))

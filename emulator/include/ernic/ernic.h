@@ -155,6 +155,18 @@ void ernic_backend_cfg_init(struct ernic_backend_cfg *cfg);
  */
 int ernic_backend_parse(const char *str, struct ernic_backend_cfg *cfg, char *err, size_t errlen);
 
+/*
+ * ernic_backend_parse() for a namespace added to a target that exists (a
+ * second --backend, namespace add): queues, queue_size, max_mr, pollers and
+ * mdts are the target's, set by its first backend string, so one of them is
+ * refused rather than dropped, -EINVAL with @err naming the string as @what
+ * (NULL: not named), the key and the value: "namespace add: mdts=1: set per
+ * target by the first --backend, not per namespace (a namespace takes size,
+ * bs, file, fault)".
+ */
+int ernic_backend_parse_ns(const char *str, const char *what, struct ernic_backend_cfg *cfg, char *err,
+			   size_t errlen);
+
 /* Check the queue count: queues * queue_size + 32 <= max_mr, and at most ERNIC_MAX_IO_QUEUES. */
 int ernic_backend_check_budget(const struct ernic_backend_cfg *cfg, char *err, size_t errlen);
 
