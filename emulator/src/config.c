@@ -395,7 +395,8 @@ static void cfg_err_target_key(const char *what, const char *name, const char *v
 		if (!cfg_keys[k].target && off < sizeof(ns_keys))
 			off += (size_t)snprintf(ns_keys + off, sizeof(ns_keys) - off, "%s%s", off ? ", " : "",
 						cfg_keys[k].name);
-	cfg_err(err, errlen, "%s%s%s=%.*s: set per target by the first --backend, not per namespace (a namespace takes %s)",
+	cfg_err(err, errlen,
+		"%s%s%s=%.*s: set per target by the first --backend, not per namespace (a namespace takes %s)",
 		what ? what : "", what ? ": " : "", name, CFG_RAW_MAX, val, ns_keys);
 }
 
