@@ -893,12 +893,15 @@ static void test_a_slow_reader_holds_a_namespace_removal_no_longer_than_the_idle
 	g_mdts = 0; /* one 1 MiB read, in one C2HData PDU */
 	th = th_setup_opts(&opts, NULL);
 	admin_fd = th_io_queue_up(th, 0, 0);
-	/* The I/O queue again over loopback TCP (a Unix socket's send waits per buffer, not per call), small buffers. */
+	/*
+	 * I/O queue 2 over loopback TCP (a Unix socket's send waits per buffer,
+	 * not per call), small buffers; queue 1's socket may still be closing.
+	 */
 	close(th->fd);
 	th->fd = tcp_pair_serve(th->port, 16384);
 	CU_ASSERT_FATAL(th->fd >= 0);
 	th_icreq(th, 0);
-	CU_ASSERT_FATAL(th_connect(th, SUBNQN, 1, th->cntlid, 0, 0, true) == 0);
+	CU_ASSERT_FATAL(th_connect(th, SUBNQN, 2, th->cntlid, 0, 0, true) == 0);
 	r.tgt = th->tgt;
 	sqe = th_rw_sqe(NVME_CMD_READ, 0, len);
 	th_cmd_send(th, &sqe, NULL, 0, len, false);
