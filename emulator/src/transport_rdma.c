@@ -72,6 +72,8 @@
 #define NVMF_RDMA_POLL_MS 100
 /* Why a queue of a failed controller closes (ERNIC_EXEC_CTRLR_FATAL). */
 #define NVMF_RDMA_CTRLR_FATAL "controller fatal (keep-alive timeout or admin queue lost)"
+/* Why a deleted queue closes when the host never took the Disconnect's answer (no receive posted for it). */
+#define NVMF_RDMA_DISCONNECT_UNTAKEN "the Disconnect's answer was not taken within the idle timeout"
 #define NVMF_RDMA_LISTEN_BACKLOG 128
 
 /* What a work request was, in the low bits of its wr_id (slots are 8-byte aligned). */
@@ -703,7 +705,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
 			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
-				nvmf_rdma_queue_set_disconnect(q, q->connected ? "the Disconnect's answer was not taken within the idle timeout"
+				nvmf_rdma_queue_set_disconnect(q, q->connected ? NVMF_RDMA_DISCONNECT_UNTAKEN
 									       : "no Connect within the idle timeout");
 			else if (atomic_load(&port->stopping) && now >= atomic_load(&port->stop_deadline_ns))
 				nvmf_rdma_queue_set_disconnect(q, "target shutting down");

@@ -380,7 +380,7 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			/* SO_SNDTIMEO ran out with nothing sent: the host stopped reading, for TCP_SEND_TIMEOUT_S at most. */
+			/* SO_SNDTIMEO ran out with nothing sent: a host may stop reading for TCP_SEND_TIMEOUT_S. */
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return tcp_send_failed_locked(conn, errno);
 			stalled_ms += TCP_SEND_WAIT_MS;

@@ -747,6 +747,7 @@ static int run_disconnect_case(char *err, size_t errlen)
 	uint16_t cntlid = 0, got, st;
 	char why[256] = "";
 	int ok = -1;
+	bool icd;
 
 	if (ctrlr_open(&admin, &io, 1, &cntlid, err, errlen))
 		goto out;
@@ -768,8 +769,8 @@ static int run_disconnect_case(char *err, size_t errlen)
 	 * keyed SGL's data is never read for a command refused up front.
 	 */
 	why[0] = '\0';
-	st = connect_cmd_as(&io, OTHER_HOSTNQN, identify_ioccsz(&admin, why, sizeof(why)) >= ERNIC_IOCCSZ + 1024 / 16, 1,
-			    cntlid, NULL, why, sizeof(why));
+	icd = identify_ioccsz(&admin, why, sizeof(why)) >= ERNIC_IOCCSZ + 1024 / 16;
+	st = connect_cmd_as(&io, OTHER_HOSTNQN, icd, 1, cntlid, NULL, why, sizeof(why));
 	got = st & (uint16_t)~NVME_CQE_STATUS_DNR;
 	printf("disconnect: a second Connect on I/O queue 1, naming another host: %s (expected: %s)%s\n",
 	       st == 0xFFFF ? why : ernic_status_str(got), ernic_status_str(NVME_SC_CMD_SEQ_ERROR),
@@ -851,9 +852,12 @@ static int run_idle_cases(unsigned int idle_s, char *err, size_t errlen)
 	while (now_ms() < end && !(hq_target_closed(&never) && hq_target_closed(&io)))
 		usleep(20000);
 	printf("idle: a queue pair never Connected: %s (expected: closed by the target within %u s)%s\n",
-	       never.target_closed ? "closed by the target" : "still open", idle_s + 5, never.target_closed ? "" : "  <-- differs");
-	printf("idle: a Disconnect whose answer finds no receive posted: %s (expected: closed by the target within %u s)%s\n",
-	       io.target_closed ? "closed by the target" : "still open", idle_s + 5, io.target_closed ? "" : "  <-- differs");
+	       never.target_closed ? "closed by the target" : "still open", idle_s + 5,
+	       never.target_closed ? "" : "  <-- differs");
+	printf("idle: a Disconnect whose answer finds no receive posted: %s "
+	       "(expected: closed by the target within %u s)%s\n",
+	       io.target_closed ? "closed by the target" : "still open", idle_s + 5,
+	       io.target_closed ? "" : "  <-- differs");
 	ok += never.target_closed + io.target_closed;
 out:
 	hq_close(&io);
@@ -879,7 +883,8 @@ int main(int argc, char **argv)
 	if (argc == 5) {
 		idle_s = (unsigned int)strtoul(argv[4], &end, 10);
 		if (*end || !idle_s || idle_s > 60) {
-			fprintf(stderr, TOOL ": IDLE_TIMEOUT_S=%s: not the target's idle timeout in seconds (1..60)\n", argv[4]);
+			fprintf(stderr, TOOL ": IDLE_TIMEOUT_S=%s: not the target's idle timeout in seconds (1..60)\n",
+				argv[4]);
 			return 2;
 		}
 	}
