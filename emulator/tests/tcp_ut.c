@@ -1771,16 +1771,25 @@ static void test_a_log_page_read_past_its_end_from_an_offset_with_digests(void)
 
 /* ---------------------------------------------------------------- logging */
 
-static void test_host_nqn_in_log_lines_is_escaped(void)
+/* A port logging to a temporary file (*@log), and a connection to it past ICReq. */
+static struct th *th_setup_logged(FILE **log)
 {
-	FILE *log = tmpfile();
-	struct ernic_tcp_port_opts opts = { .log = log };
+	struct ernic_tcp_port_opts opts = { .log = tmpfile() };
 	struct th *th;
-	char *text;
 
-	CU_ASSERT_FATAL(log != NULL);
+	CU_ASSERT_FATAL(opts.log != NULL);
+	*log = opts.log;
 	th = th_setup_opts(&opts, NULL);
 	th_icreq(th, 0);
+	return th;
+}
+
+static void test_host_nqn_in_log_lines_is_escaped(void)
+{
+	FILE *log;
+	struct th *th = th_setup_logged(&log);
+	char *text;
+
 	CU_ASSERT(th_connect_as(th, "nqn.2014-08.org.example:\n\x1b[31mred\\", SUBNQN, 0, NULL) == 0);
 	th_teardown(th);
 	text = ut_file_text(log);
@@ -1800,14 +1809,10 @@ static void test_host_nqn_in_log_lines_is_escaped(void)
  */
 static void test_a_second_connect_naming_another_host_does_not_rename_the_queue(void)
 {
-	FILE *log = tmpfile();
-	struct ernic_tcp_port_opts opts = { .log = log };
-	struct th *th;
+	FILE *log;
+	struct th *th = th_setup_logged(&log);
 	char *text;
 
-	CU_ASSERT_FATAL(log != NULL);
-	th = th_setup_opts(&opts, NULL);
-	th_icreq(th, 0);
 	CU_ASSERT(th_connect_as(th, HOSTNQN, SUBNQN, 0, NULL) == 0);
 	CU_ASSERT(th_connect_as(th, "nqn.2014-08.org.example:someone-else", SUBNQN, 0, NULL) == NVME_SC_CMD_SEQ_ERROR);
 	th_teardown(th);
