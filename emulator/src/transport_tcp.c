@@ -366,6 +366,24 @@ static int tcp_send_must_end(const struct tcp_conn *conn)
 	return 0;
 }
 
+/*
+ * What one blocking send call (sendmsg(), splice()) that returned @n means to
+ * a send that goes on until every byte went: bytes went (@n; the stall clock
+ * starts again), SO_SNDTIMEO ran out with none (0: a host may stop reading
+ * for TCP_SEND_TIMEOUT_S in all), or the -errno to fail the send with.
+ */
+static ssize_t tcp_send_progress(ssize_t n, unsigned int *stalled_ms)
+{
+	if (n > 0) {
+		*stalled_ms = 0;
+		return n;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+	    (*stalled_ms += TCP_SEND_WAIT_MS) < TCP_SEND_TIMEOUT_S * 1000u)
+		return 0;
+	return n < 0 ? -errno : -EPIPE;
+}
+
 /* Send every byte of @iov; the caller holds conn->lock. */
 static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt, int flags)
 {
@@ -377,19 +395,11 @@ static int tcp_sendv_locked(struct tcp_conn *conn, struct iovec *iov, int iovcnt
 	while (msg.msg_iovlen) {
 		ssize_t n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | flags);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* SO_SNDTIMEO ran out with nothing sent: a host may stop reading for TCP_SEND_TIMEOUT_S. */
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return tcp_send_failed_locked(conn, errno);
-			stalled_ms += TCP_SEND_WAIT_MS;
-			if (stalled_ms >= TCP_SEND_TIMEOUT_S * 1000u)
-				return tcp_send_failed_locked(conn, errno);
-			n = 0;
-		} else {
-			stalled_ms = 0;
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		n = tcp_send_progress(n, &stalled_ms);
+		if (n < 0)
+			return tcp_send_failed_locked(conn, (int)-n);
 		while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
 			n -= (ssize_t)msg.msg_iov->iov_len;
 			msg.msg_iov++;
@@ -460,14 +470,9 @@ static int tcp_splice_locked(struct tcp_conn *conn, struct iovec data, bool more
 
 			if (n < 0 && errno == EINTR)
 				continue;
-			/* As in tcp_sendv_locked(): SO_SNDTIMEO ran out with nothing sent. */
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-			    (stalled_ms += TCP_SEND_WAIT_MS) < TCP_SEND_TIMEOUT_S * 1000u)
-				n = 0;
-			else if (n <= 0)
-				return tcp_send_failed_locked(conn, n < 0 ? errno : EPIPE);
-			else
-				stalled_ms = 0;
+			n = tcp_send_progress(n, &stalled_ms);
+			if (n < 0)
+				return tcp_send_failed_locked(conn, (int)-n);
 			in -= n;
 			why = in || data.iov_len ? tcp_send_must_end(conn) : 0;
 			if (ERNIC_UNLIKELY(why))
