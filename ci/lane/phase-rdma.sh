@@ -4,7 +4,8 @@
 # (trtype rdma, the RDMA TSAS), connect -i 8 -W 8, id-ctrl, queue_count, the host's memory regions against the MR
 # budget formula, suites/run cases on the namespace (crc32c verify included), disconnect; ernicd also has its
 # id-ctrl fields checked (mdts 5, ioccsz 4 + its in-capsule data / 16, keyed SGL), nvmf_rdma_sgl's cases (keyed
-# SGL, Disconnect, queue pairs serving no controller, in-capsule data), 20 connect/disconnect rounds with its counters back at rest and every logged
+# SGL, Disconnect, queue pairs serving no controller, what queue pairs pin in ernicd before and after their Connect,
+# in-capsule data), 20 connect/disconnect rounds with its counters back at rest and every logged
 # connect naming its host, and the MR count at a second number of I/O queues.
 #
 # The fabric: a veth pair with private addresses (10.0.0.1 and 10.0.0.2), rxe0 on veth0, everything in the
@@ -324,9 +325,10 @@ phase_rdma() {
 	# The real engine's half of the keyed SGL comparison (the emulated half is rdma_ut in the unit tests).
 	echo "rdma ernicd nvmf_rdma_sgl cases" >/run/lane-step
 	if [ -x /bin/nvmf_rdma_sgl ]; then
-		log "keyed SGL, Disconnect, idle and in-capsule data cases over real verbs:" \
-			"nvmf_rdma_sgl $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA $RDMA_IDLE_S"
-		nvmf_rdma_sgl "$RDMA_ADDR" "$RDMA_PORT" "$NQN_ERNICD_RDMA" "$RDMA_IDLE_S" >"$RESULTS/ksgl.txt" 2>&1 || {
+		log "keyed SGL, Disconnect, idle, pinned memory and in-capsule data cases over real verbs:" \
+			"nvmf_rdma_sgl $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA $RDMA_IDLE_S $ERNICD_PID"
+		nvmf_rdma_sgl "$RDMA_ADDR" "$RDMA_PORT" "$NQN_ERNICD_RDMA" "$RDMA_IDLE_S" "$ERNICD_PID" \
+			>"$RESULTS/ksgl.txt" 2>&1 || {
 			cat "$RESULTS/ksgl.txt"
 			tail -n 20 "$ERNICD_LOG"
 			fail "nvmf_rdma_sgl: the real engine differs from what is expected (the lines marked 'differs' above)"

@@ -22,6 +22,15 @@
  *    which then goes out as an RDMA WRITE chained before the response SEND;
  *    RC ordering puts the data in host memory before the completion.
  *
+ * A slot's bounce buffer holds one MDTS transfer only once the queue serves a
+ * controller: until its Connect succeeds, the only command it takes is that
+ * Connect, so each slot has a Connect data's worth (1 KiB) registered at
+ * accept, and the queue registers the full ones after the Connect. A queue
+ * pair that never Connects pins (HSQSIZE+1) x 2 KiB of them, 256 KiB at
+ * HSQSIZE 127 where MDTS transfers would pin 32 MiB. A slot takes the queue's
+ * current buffers when it is taken from the free list: one still busy keeps
+ * what it had.
+ *
  * The key, the bounds and the rights are the host RNIC's to check: a bad one
  * fails the READ or WRITE with a remote access error and, as on any RNIC, the
  * queue pair with it; the queue is then torn down (nvmet-rdma does the same).
@@ -66,6 +75,10 @@
 
 /* A command's bounce buffer: one MDTS transfer. */
 #define NVMF_RDMA_BUF_SIZE ERNIC_MAX_XFER
+/* ... and a slot's before the queue is Connected: the Connect's data. */
+#define NVMF_RDMA_CONNECT_BUF_SIZE ((uint32_t)sizeof(struct nvmf_connect_data))
+/* Why a queue closes when its full bounce buffers cannot be had after its Connect */
+#define NVMF_RDMA_NO_BUFFERS "no memory to register the queue's data buffers"
 #define NVMF_RDMA_CQ_BATCH 16
 #define NVMF_RDMA_BUSY_POLL_NS 50000ull
 /* How often a queue and the CM thread wake to check keep-alive and shutdown. */
@@ -95,7 +108,9 @@ struct nvmf_rdma_req {
 	struct ernic_req req;
 	struct nvmf_rdma_queue *q;
 	struct nvme_cqe *rsp; /* registered, what the SEND carries */
-	uint8_t *buf;	      /* registered bounce buffer, NVMF_RDMA_BUF_SIZE */
+	uint8_t *buf;	      /* registered bounce buffer of buf_size bytes (taken in nvmf_rdma_req_get()) */
+	uint32_t buf_size;    /* NVMF_RDMA_BUF_SIZE, or NVMF_RDMA_CONNECT_BUF_SIZE before the queue's Connect */
+	uint32_t buf_lkey;
 	uint32_t h2c_len;     /* bytes of host data in buf: what came in the capsule, or what the RDMA READ brought */
 	uint32_t c2h_len;     /* bytes map_data gave the core to fill, to RDMA WRITE */
 	bool closes_queue;    /* answered after a Disconnect deleted the queue: the queue goes once this is sent */
@@ -124,11 +139,12 @@ struct nvmf_rdma_queue {
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
-	struct ibv_mr *capsule_mr, *rsp_mr, *buf_mr;
+	struct ibv_mr *capsule_mr, *rsp_mr, *connect_buf_mr, *buf_mr;
 	uint8_t *capsules;  /* nr_recv receive buffers of recv_size bytes */
 	uint32_t recv_size; /* a command, and the port's in-capsule data on an I/O queue */
 	struct nvme_cqe *rsps;
-	uint8_t *bufs;
+	uint8_t *connect_bufs; /* nr_reqs of NVMF_RDMA_CONNECT_BUF_SIZE, registered at accept */
+	uint8_t *bufs;	       /* nr_reqs of NVMF_RDMA_BUF_SIZE, registered after the Connect (buf_mr) */
 	size_t bufs_len;
 	struct nvmf_rdma_recv *recvs;
 	uint32_t nr_recv; /* HSQSIZE + 1, the CRQSIZE we accepted */
@@ -227,15 +243,29 @@ static void nvmf_rdma_queue_set_disconnect(struct nvmf_rdma_queue *q, const char
 
 /* --------------------------------------------------------------- requests */
 
+/* A free slot, with the queue's current bounce buffer; the queue's thread only. */
 static struct nvmf_rdma_req *nvmf_rdma_req_get(struct nvmf_rdma_queue *q)
 {
 	struct nvmf_rdma_req *r;
+	size_t i;
 
 	pthread_mutex_lock(&q->lock);
 	r = q->free_reqs;
 	if (r)
 		q->free_reqs = r->next_free;
 	pthread_mutex_unlock(&q->lock);
+	if (!r)
+		return NULL;
+	i = (size_t)(r - q->reqs);
+	if (q->buf_mr) {
+		r->buf = q->bufs + i * NVMF_RDMA_BUF_SIZE;
+		r->buf_size = NVMF_RDMA_BUF_SIZE;
+		r->buf_lkey = q->buf_mr->lkey;
+	} else {
+		r->buf = q->connect_bufs + i * NVMF_RDMA_CONNECT_BUF_SIZE;
+		r->buf_size = NVMF_RDMA_CONNECT_BUF_SIZE;
+		r->buf_lkey = q->connect_buf_mr->lkey;
+	}
 	return r;
 }
 
@@ -342,9 +372,10 @@ static void nvmf_rdma_post_batch(struct nvmf_rdma_queue *q)
 /*
  * A keyed SGL Data Block (Fabrics 1.1, RDMA binding: the descriptor of data
  * moved by RDMA READ or WRITE), address or invalidate subtype, that
- * describes at least @len bytes and fits a bounce buffer.
+ * describes at least @len bytes and fits @r's bounce buffer (before the
+ * Connect, a Connect's data: nvmet-rdma too refuses more for a Connect).
  */
-static uint16_t nvmf_rdma_sgl_check(const struct nvme_sgl_desc *sgl, uint32_t len)
+static uint16_t nvmf_rdma_sgl_check(const struct nvmf_rdma_req *r, const struct nvme_sgl_desc *sgl, uint32_t len)
 {
 	uint8_t subtype = NVME_SGL_ID_SUBTYPE(sgl->id);
 
@@ -352,7 +383,7 @@ static uint16_t nvmf_rdma_sgl_check(const struct nvme_sgl_desc *sgl, uint32_t le
 		return NVME_SC_SGL_INVALID_TYPE;
 	if (subtype != NVME_SGL_SUBTYPE_ADDRESS && subtype != NVME_SGL_SUBTYPE_INVALIDATE_KEY)
 		return NVME_SC_SGL_INVALID_SUBTYPE;
-	if (nvme_keyed_sgl_len(sgl) < len || len > NVMF_RDMA_BUF_SIZE)
+	if (nvme_keyed_sgl_len(sgl) < len || len > r->buf_size)
 		return NVME_SC_SGL_INVALID_DATA_LEN;
 	return NVME_SC_SUCCESS;
 }
@@ -386,7 +417,7 @@ static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvm
 
 	if (NVME_SGL_ID_TYPE(req->sqe.dptr.id) == NVME_SGL_TYPE_DATA_BLOCK)
 		return nvmf_rdma_map_icd(r, len, dir, buf);
-	status = nvmf_rdma_sgl_check(&req->sqe.dptr, len);
+	status = nvmf_rdma_sgl_check(r, &req->sqe.dptr, len);
 	if (status)
 		return status;
 	switch (dir) {
@@ -437,7 +468,7 @@ static void nvmf_rdma_complete(struct ernic_req *req)
 		r->rsp_wr.invalidate_rkey = sgl->keyed.key;
 	}
 	if (nvme_cqe_status(&req->cqe) == 0 && r->c2h_len) {
-		r->data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = r->c2h_len, .lkey = q->buf_mr->lkey };
+		r->data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = r->c2h_len, .lkey = r->buf_lkey };
 		r->data_wr = (struct ibv_send_wr){
 			.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_WRITE),
 			.next = &r->rsp_wr,
@@ -454,7 +485,31 @@ static void nvmf_rdma_complete(struct ernic_req *req)
 	nvmf_rdma_post(q, &r->rsp_wr, &r->rsp_wr);
 }
 
-static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
+/*
+ * The full bounce buffers, once the queue serves a controller (see the top of
+ * the file); the queue's thread only.
+ */
+static int nvmf_rdma_queue_map_bufs(struct nvmf_rdma_queue *q)
+{
+	if (q->buf_mr)
+		return 0;
+	q->bufs_len = (size_t)q->nr_reqs * NVMF_RDMA_BUF_SIZE;
+	q->bufs = mmap(NULL, q->bufs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->bufs == MAP_FAILED) {
+		q->bufs = NULL;
+		return -ENOMEM;
+	}
+	q->buf_mr = ibv_reg_mr(q->pd, q->bufs, q->bufs_len, IBV_ACCESS_LOCAL_WRITE);
+	return q->buf_mr ? 0 : -ENOMEM;
+}
+
+/*
+ * After a Connect ran: log it, and for one that succeeded, give the queue its
+ * full bounce buffers. False when they cannot be had: the queue then closes
+ * with the Connect unanswered (the controller core has it already; closing is
+ * what takes it off again), and the host sees a transport error.
+ */
+static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&r->req.sqe;
 	const struct nvmf_connect_data *data = NULL;
@@ -483,7 +538,12 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	if (status) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, q->peer, ernic_status_str(status));
-		return;
+		return true;
+	}
+	if (nvmf_rdma_queue_map_bufs(q)) {
+		ernic_log(&q->port->log, NVMF_RDMA_LOG_TRANSPORT_ERROR, "host %s qid %u peer %s: %s", q->hostnqn,
+			  cmd->qid, q->peer, NVMF_RDMA_NO_BUFFERS);
+		return false;
 	}
 	q->connected = true;
 	q->idle_deadline_ns = 0;
@@ -493,6 +553,7 @@ static void nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 		ernic_trace_queue_start(&q->port->trace, &q->tq);
 	ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT, "connect host %s qid %u cntlid %u peer %s%s", q->hostnqn, q->qid,
 		  q->cntlid, q->peer, q->sq.sqflow_disabled ? " (sq flow control disabled)" : "");
+	return true;
 }
 
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
@@ -512,8 +573,11 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 		nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
 		return;
 	}
-	if (connect)
-		nvmf_rdma_connected(q, r);
+	if (connect && !nvmf_rdma_connected(q, r)) {
+		nvmf_rdma_req_put(q, r);
+		nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_NO_BUFFERS);
+		return;
+	}
 	/*
 	 * A Disconnect deleted the queue (ernic_req_exec()): it takes no Connect
 	 * again and no controller's keep-alive covers it, so it closes once its
@@ -560,10 +624,11 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	/*
 	 * In-capsule data is copied out so that the buffer goes straight back to
 	 * the receive queue (a page is cheap to copy). Bytes after a command with
-	 * a keyed SGL are no data of it: ignored, as nvmet-rdma does.
+	 * a keyed SGL are no data of it: ignored, as nvmet-rdma does. Before the
+	 * Connect, only a Connect's data is kept: no other command runs then.
 	 */
 	if (byte_len > sizeof(struct nvme_sqe) && NVME_SGL_ID_TYPE(r->req.sqe.dptr.id) == NVME_SGL_TYPE_DATA_BLOCK) {
-		r->h2c_len = byte_len - (uint32_t)sizeof(struct nvme_sqe);
+		r->h2c_len = MIN(byte_len - (uint32_t)sizeof(struct nvme_sqe), r->buf_size);
 		memcpy(r->buf, rv->capsule + 1, r->h2c_len);
 	}
 	if (ernic_trace_due(&q->tq))
@@ -577,8 +642,8 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 	len = nvme_keyed_sgl_len(sgl);
 	/* Only a keyed SGL passes nvmf_rdma_sgl_check(): in-capsule data is never read again. */
 	if (nvme_sqe_data_dir(&r->req.sqe) == NVME_DATA_HOST_TO_CTRL && len &&
-	    nvmf_rdma_sgl_check(sgl, len) == NVME_SC_SUCCESS && !ernic_req_check(&r->req)) {
-		r->data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = len, .lkey = q->buf_mr->lkey };
+	    nvmf_rdma_sgl_check(r, sgl, len) == NVME_SC_SUCCESS && !ernic_req_check(&r->req)) {
+		r->data_sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = len, .lkey = r->buf_lkey };
 		r->data_wr = (struct ibv_send_wr){
 			.wr_id = NVMF_RDMA_WR_ID(r, NVMF_RDMA_WR_READ),
 			.sg_list = &r->data_sge,
@@ -658,12 +723,15 @@ static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
 		ibv_dereg_mr(q->capsule_mr);
 	if (q->rsp_mr)
 		ibv_dereg_mr(q->rsp_mr);
+	if (q->connect_buf_mr)
+		ibv_dereg_mr(q->connect_buf_mr);
 	if (q->buf_mr)
 		ibv_dereg_mr(q->buf_mr);
 	if (q->pd)
 		ibv_dealloc_pd(q->pd);
 	if (q->bufs)
 		munmap(q->bufs, q->bufs_len);
+	free(q->connect_bufs);
 	free(q->capsules);
 	free(q->rsps);
 	free(q->recvs);
@@ -834,23 +902,20 @@ static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 	q->recvs = calloc(q->nr_recv, sizeof(*q->recvs));
 	q->rsps = calloc(q->nr_reqs, sizeof(*q->rsps));
 	q->reqs = calloc(q->nr_reqs, sizeof(*q->reqs));
-	q->bufs_len = (size_t)q->nr_reqs * NVMF_RDMA_BUF_SIZE;
-	q->bufs = mmap(NULL, q->bufs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (q->bufs == MAP_FAILED)
-		q->bufs = NULL;
-	if (!q->capsules || !q->recvs || !q->rsps || !q->reqs || !q->bufs)
+	q->connect_bufs = calloc(q->nr_reqs, NVMF_RDMA_CONNECT_BUF_SIZE);
+	if (!q->capsules || !q->recvs || !q->rsps || !q->reqs || !q->connect_bufs)
 		return -ENOMEM;
 	q->capsule_mr = ibv_reg_mr(q->pd, q->capsules, (size_t)q->nr_recv * q->recv_size, IBV_ACCESS_LOCAL_WRITE);
 	q->rsp_mr = ibv_reg_mr(q->pd, q->rsps, q->nr_reqs * sizeof(*q->rsps), 0);
-	q->buf_mr = ibv_reg_mr(q->pd, q->bufs, q->bufs_len, IBV_ACCESS_LOCAL_WRITE);
-	if (!q->capsule_mr || !q->rsp_mr || !q->buf_mr)
+	q->connect_buf_mr = ibv_reg_mr(q->pd, q->connect_bufs, (size_t)q->nr_reqs * NVMF_RDMA_CONNECT_BUF_SIZE,
+				       IBV_ACCESS_LOCAL_WRITE);
+	if (!q->capsule_mr || !q->rsp_mr || !q->connect_buf_mr)
 		return -ENOMEM;
 	for (uint32_t i = q->nr_reqs; i-- > 0;) {
 		struct nvmf_rdma_req *r = &q->reqs[i];
 
 		r->q = q;
 		r->rsp = &q->rsps[i];
-		r->buf = q->bufs + (size_t)i * NVMF_RDMA_BUF_SIZE;
 		r->next_free = q->free_reqs;
 		q->free_reqs = r;
 	}

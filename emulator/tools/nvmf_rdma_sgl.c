@@ -23,11 +23,15 @@
  * With IDLE_TIMEOUT_S (the target's --idle-timeout), what a queue pair may
  * hold serving no controller: no READ resources offered (rejected), never
  * Connected, and a Disconnect whose answer finds no receive (both closed).
+ * With TARGET_PID (the target's process, on this machine), what queue pairs
+ * pin there (VmPin): one never Connected only a Connect data's worth per
+ * slot, one Connected its MDTS bounce buffers as well.
  *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
  * and "disconnect: N/4 checks as expected", "idle: ..." and "idle: N/3 checks
- * as expected" with IDLE_TIMEOUT_S, then "icd: <case>: <status>
+ * as expected" with IDLE_TIMEOUT_S, "pin: ..." and "pin: N/2 checks as
+ * expected" with TARGET_PID, then "icd: <case>: <status>
  * (expected: <status>)" and "icd: N/N cases as expected". Exit 0 when all
  * are, 1 when one is not, 2 on bad arguments, 77 when the device cannot bind
  * memory windows.
@@ -866,6 +870,84 @@ out:
 	return ok;
 }
 
+/* The target's pinned memory (VmPin, KiB: what its memory registrations hold), or -1. */
+static long vm_pin_kib(long pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* VmPin once it holds still for 300 ms (queue pairs of earlier cases are freed by the target's CM thread). */
+static long vm_pin_settled(long pid)
+{
+	long prev = vm_pin_kib(pid), cur;
+
+	for (int i = 0; i < 50; i++) {
+		usleep(300000);
+		cur = vm_pin_kib(pid);
+		if (cur == prev)
+			break;
+		prev = cur;
+	}
+	return prev;
+}
+
+/*
+ * What the target process @pid pins for queue pairs: PIN_NR_QPS never
+ * Connected, each at most PIN_MAX_UNCONNECTED_KIB (their slots' Connect-data
+ * buffers, receive buffers, responses), where MDTS bounce buffers would be
+ * 2 x QSIZE x 128 KiB = 2 MiB; then a Connect on one of them registers those
+ * (VmPin grows by at least that), which also shows VmPin counts the target's
+ * registrations at all. Prints one line per check; returns how many were as
+ * expected, -1 when the cases could not run.
+ */
+#define PIN_NR_CHECKS 2
+#define PIN_NR_QPS 8
+#define PIN_MAX_UNCONNECTED_KIB 256
+static int run_pin_cases(long pid, char *err, size_t errlen)
+{
+	struct hq qp[PIN_NR_QPS] = { 0 };
+	long base, unconnected, connected, per_qp, grew;
+	const long mdts_kib = 2L * QSIZE * (ERNIC_MAX_XFER / 1024);
+	uint16_t cntlid;
+	int ok = -1;
+
+	base = vm_pin_settled(pid);
+	if (base < 0) {
+		snprintf(err, errlen, "no VmPin in /proc/%ld/status", pid);
+		return -1;
+	}
+	for (int i = 0; i < PIN_NR_QPS; i++)
+		if (hq_open(&qp[i], 0, err, errlen))
+			goto out;
+	unconnected = vm_pin_settled(pid);
+	if (connect_cmd(&qp[0], 0, NVMF_CNTLID_DYNAMIC, &cntlid, err, errlen))
+		goto out;
+	connected = vm_pin_settled(pid);
+	per_qp = (unconnected - base) / PIN_NR_QPS;
+	grew = connected - unconnected;
+	printf("pin: %d queue pairs never Connected: %ld KiB each (expected: at most %d)%s\n", PIN_NR_QPS, per_qp,
+	       PIN_MAX_UNCONNECTED_KIB, per_qp <= PIN_MAX_UNCONNECTED_KIB ? "" : "  <-- differs");
+	printf("pin: a Connect on one of them: %ld KiB more (expected: at least %ld, its bounce buffers)%s\n", grew,
+	       mdts_kib, grew >= mdts_kib ? "" : "  <-- differs");
+	ok = (per_qp <= PIN_MAX_UNCONNECTED_KIB) + (grew >= mdts_kib);
+out:
+	for (int i = 0; i < PIN_NR_QPS; i++)
+		hq_close(&qp[i]);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int ok = 0;
@@ -874,13 +956,21 @@ int main(int argc, char **argv)
 	bool all;
 
 	unsigned int idle_s = 0;
+	long target_pid = 0;
 	char *end;
 
-	if (argc < 4 || argc > 5 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN [IDLE_TIMEOUT_S]\n");
+	if (argc < 4 || argc > 6 || !strcmp(argv[1], "--help")) {
+		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN [IDLE_TIMEOUT_S [TARGET_PID]]\n");
 		return 2;
 	}
-	if (argc == 5) {
+	if (argc == 6) {
+		target_pid = strtol(argv[5], &end, 10);
+		if (*end || target_pid <= 0) {
+			fprintf(stderr, TOOL ": TARGET_PID=%s: not a process id\n", argv[5]);
+			return 2;
+		}
+	}
+	if (argc >= 5) {
 		idle_s = (unsigned int)strtoul(argv[4], &end, 10);
 		if (*end || !idle_s || idle_s > 60) {
 			fprintf(stderr, TOOL ": IDLE_TIMEOUT_S=%s: not the target's idle timeout in seconds (1..60)\n",
@@ -922,6 +1012,16 @@ int main(int argc, char **argv)
 		printf("idle: %d/%d checks as expected\n", idle_ok < 0 ? 0 : idle_ok, IDLE_NR_CHECKS);
 		fflush(stdout);
 		all = all && idle_ok == IDLE_NR_CHECKS;
+	}
+	if (target_pid) {
+		char pin_err[256] = "";
+		int pin_ok = run_pin_cases(target_pid, pin_err, sizeof(pin_err));
+
+		if (pin_ok < 0)
+			printf("pin: could not run: %s\n", pin_err);
+		printf("pin: %d/%d checks as expected\n", pin_ok < 0 ? 0 : pin_ok, PIN_NR_CHECKS);
+		fflush(stdout);
+		all = all && pin_ok == PIN_NR_CHECKS;
 	}
 	icd_ok = run_icd_cases(icd_err, sizeof(icd_err));
 	if (icd_ok == -2) {
