@@ -81,7 +81,7 @@
 #define NVMF_RDMA_NO_BUFFERS "no memory to register the queue's data buffers"
 #define NVMF_RDMA_CQ_BATCH 16
 #define NVMF_RDMA_BUSY_POLL_NS 50000ull
-/* How often a queue and the CM thread wake to check keep-alive and shutdown. */
+/* How often a queue wakes to check its controller, its idle timeout and shutdown, and the CM thread keep-alive. */
 #define NVMF_RDMA_POLL_MS 100
 /* Why a queue of a failed controller closes (ERNIC_EXEC_CTRLR_FATAL). */
 #define NVMF_RDMA_CTRLR_FATAL "controller fatal (keep-alive timeout or admin queue lost)"
@@ -769,7 +769,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 		}
 		if (now >= next_check) {
 			next_check = now + NVMF_RDMA_POLL_MS * 1000000ull;
-			ernic_target_check_keep_alive(port->tgt);
+			/* The port's CM thread runs the keep-alive timers, for every queue at once (each did). */
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
 			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
@@ -1083,7 +1083,7 @@ static void *nvmf_rdma_cm_thread(void *arg)
 		struct pollfd pfd = { .fd = port->ch->fd, .events = POLLIN };
 		struct rdma_cm_event *ev;
 
-		/* Also the keep-alive clock for controllers whose queues are all idle. */
+		/* The keep-alive clock of every controller the port serves: the queues leave it to this thread. */
 		ernic_target_check_keep_alive(port->tgt);
 		ernic_log_flush(&port->log, false);
 		pthread_mutex_lock(&port->lock);
