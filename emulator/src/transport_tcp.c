@@ -212,6 +212,7 @@ struct tcp_req {
 	struct ernic_stage_stamps stamps;
 	struct ernic_trace_rec rec;
 	struct tcp_req *next_free;
+	struct tcp_req *next_done; /* on tcp_conn.done */
 };
 
 struct tcp_conn {
@@ -233,6 +234,11 @@ struct tcp_conn {
 	uint16_t cntlid;
 	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
 
+	/*
+	 * Held commands another thread completed, newest first, for the
+	 * connection's thread to send (tcp_complete(), tcp_take_done()).
+	 */
+	_Atomic(struct tcp_req *) done;
 	pthread_mutex_t lock; /* sends, the free list, @dead, @sqflow_disabled */
 	bool dead;	      /* the socket is going away: sends are dropped */
 	bool sqflow_disabled;
@@ -442,8 +448,9 @@ static bool tcp_splice_pipe_open(struct tcp_conn *conn)
  * concurrently, which NVMe leaves undefined for overlapping commands, and
  * no digest is at stake (none is computed over in-place data). splice() to
  * a closed socket raises SIGPIPE in the caller, so only the connection's
- * own thread, which blocks it, comes here; another (an AER completing)
- * copies. With no pipe, the data is copied too.
+ * own thread, which blocks it, comes here (it is the only one that sends:
+ * tcp_complete()); any other caller would copy. With no pipe, the data is
+ * copied too.
  */
 static int tcp_splice_locked(struct tcp_conn *conn, struct iovec data, bool more)
 {
@@ -1026,10 +1033,17 @@ static void tcp_sample_sent(struct tcp_conn *conn, struct tcp_req *treq)
 }
 
 /*
- * The core's completion callback, for a held command (an AER) completing on
- * whichever thread raised the event: nothing else will flush the batch soon,
- * so it goes out now. Commands that complete inside tcp_req_exec() are batched
- * by the connection thread instead.
+ * The core's completion callback, for a held command (an AER). It completes
+ * on whichever thread raised the event, with the target's locks held
+ * (ernic_target_aen()), and that thread must not send: a host that reads
+ * slowly, or not at all, would hold every Connect, every keep-alive check and
+ * the control socket behind its socket (a send gives up only after
+ * TCP_SEND_TIMEOUT_S without a byte going). So another thread only hands the
+ * command to the connection's own, which batches it before its next read
+ * (tcp_take_done()): within ERNIC_TCP_POLL_MS, the longest it sleeps in
+ * recv(). On the connection's own thread (its teardown ending its held AERs)
+ * the completion goes out at once. Commands that complete inside
+ * tcp_req_exec() are batched by the connection thread instead.
  */
 static void tcp_complete(struct ernic_req *req)
 {
@@ -1038,9 +1052,37 @@ static void tcp_complete(struct ernic_req *req)
 
 	if (ERNIC_UNLIKELY(req->stamps != NULL))
 		treq->rec.queued = ernic_now_ns();
+	if (tcp_conn_self != conn) {
+		struct tcp_req *head = atomic_load(&conn->done);
+
+		do
+			treq->next_done = head;
+		while (!atomic_compare_exchange_weak(&conn->done, &head, treq));
+		return;
+	}
 	pthread_mutex_lock(&conn->lock);
 	tcp_tx_completion_locked(conn, treq);
 	tcp_tx_flush_locked(conn, false);
+	pthread_mutex_unlock(&conn->lock);
+}
+
+/* Batch what other threads completed (tcp_complete()), oldest first; the connection's thread only. */
+static void tcp_take_done(struct tcp_conn *conn)
+{
+	struct tcp_req *treq = atomic_exchange(&conn->done, NULL), *fifo = NULL;
+
+	while (treq) {
+		struct tcp_req *next = treq->next_done;
+
+		treq->next_done = fifo;
+		fifo = treq;
+		treq = next;
+	}
+	if (!fifo)
+		return;
+	pthread_mutex_lock(&conn->lock);
+	for (; fifo; fifo = fifo->next_done)
+		tcp_tx_completion_locked(conn, fifo);
 	pthread_mutex_unlock(&conn->lock);
 }
 
@@ -1210,6 +1252,8 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		}
 		conn->rhead = conn->rtail = 0;
 		/* Every capsule at hand is parsed: what they completed goes out before the next read. */
+		if (ERNIC_UNLIKELY(atomic_load_explicit(&conn->done, memory_order_relaxed) != NULL))
+			tcp_take_done(conn);
 		rc = tcp_tx_flush(conn);
 		if (rc)
 			return rc;
@@ -1762,9 +1806,13 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 	pthread_mutex_unlock(&conn->lock);
 	/*
 	 * Detach from the controller. Held AERs complete through tcp_complete()
-	 * before this returns; with @dead set they only free their slots.
+	 * before this returns; with @dead set they only free their slots, as do
+	 * those another thread completed before (the core completes them under
+	 * the target's lock, which the detach waits for).
 	 */
 	ernic_sq_destroy(&conn->sq);
+	tcp_take_done(conn);
+	tcp_tx_flush(conn);
 	if (conn->connected)
 		ernic_log(&port->log, TCP_LOG_DISCONNECT, "disconnect host %s qid %u cntlid %u peer %s: %s", conn->hostnqn, conn->qid,
 			conn->cntlid, conn->peer, tcp_close_reason(reason));

@@ -1138,6 +1138,61 @@ static void test_aer_completes_from_another_thread_and_on_close(void)
 	th_teardown(th);
 }
 
+/*
+ * An event for a host that does not read its socket: the AER completion it
+ * releases is sent by that host's connection thread, not by the thread that
+ * raised the event, which holds the target's lock while it does. Before, the
+ * raiser waited in the blocked send (10 s, and as long as the host kept
+ * reading a little at a time), and every Connect, keep-alive check and
+ * control request with it.
+ */
+static void test_an_event_for_a_host_that_does_not_read_holds_no_other_thread(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_sqe aec = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_ASYNC_EVENT,
+				.cdw11 = NVME_CTRL_OAES_NS_ATTR };
+	struct nvme_tcp_cmd_pdu aer = { .hdr.type = NVME_TCP_CMD };
+	const uint32_t len = 32 * 1024;
+	uint64_t t0, raised_ms;
+	bool got_aer = false;
+
+	/* The admin queue over loopback TCP with small buffers (a Unix socket's send waits per buffer). */
+	close(th->fd);
+	th->fd = tcp_pair_serve(th->port, 16384);
+	CU_ASSERT_FATAL(th->fd >= 0);
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	CU_ASSERT(th_cmd(th, &aec, NULL, 0, NULL, 0, false, NULL) == 0);
+	aer.cmd.opc = NVME_ADMIN_ASYNC_EVENT;
+	aer.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	aer.cmd.cid = 500;
+	th_send_pdu(th, &aer, sizeof(aer), NULL, 0);
+	/* 512 KiB of log pages the host does not read: the connection's thread waits in its send. */
+	for (int i = 0; i < 16; i++) {
+		struct nvme_sqe sqe = { .opc = NVME_ADMIN_GET_LOG_PAGE, .cdw10 = NVME_LOG_SMART | (len / 4 - 1) << 16 };
+
+		th_cmd_send(th, &sqe, NULL, 0, len, false);
+	}
+	poll(NULL, 0, 300);
+	t0 = ernic_now_ns();
+	ernic_target_ns_changed(th->tgt, 1);
+	raised_ms = (ernic_now_ns() - t0) / 1000000;
+	CU_ASSERT(raised_ms < 2000);
+	/* The host reads again: the log pages, then the AER's completion. */
+	while (!got_aer) {
+		int type = th_recv_pdu(th);
+		const struct nvme_cqe *cqe = &((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+
+		if (type < 0)
+			break;
+		got_aer = type == NVME_TCP_RSP && cqe->cid == 500;
+		if (got_aer)
+			CU_ASSERT(cqe->dw0 == NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
+							   NVME_LOG_CHANGED_NS));
+	}
+	CU_ASSERT(got_aer);
+	th_teardown(th);
+}
+
 static void test_keep_alive_timeout_closes_connection(void)
 {
 	struct th *th = th_setup(0);
@@ -2808,6 +2863,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_digests_round_trip),
 	UT_CASE(test_bad_sgl_completes_with_status),
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
+	UT_CASE(test_an_event_for_a_host_that_does_not_read_holds_no_other_thread),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
 	UT_CASE(test_closing_the_admin_connection_closes_the_io_connections),
 	UT_CASE(test_disconnect_is_answered_then_the_connection_closes_even_with_an_r2t_open),
