@@ -1263,6 +1263,7 @@ void *ernic_req_h2c_in_place(struct ernic_req *req, uint32_t len)
 	if (req->sqe.opc != NVME_FABRICS_COMMAND && sq->qid && !req_gate(req) && !sq->ctrlr->discovery)
 		dst = ernic_io_h2c_in_place(req, len);
 	sq_leave(sq);
+	req->h2c_in_place = dst != NULL;
 	return dst;
 }
 

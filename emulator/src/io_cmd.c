@@ -134,7 +134,8 @@ static inline uint16_t io_resolve_ns(const struct ernic_req *req, struct ernic_n
 		*ns = NULL;
 		return NVME_SC_INVALID_NS;
 	}
-	if (sq->ana)
+	/* A write already landing in the namespace was let in by this check (ernic_req.h2c_in_place). */
+	if (sq->ana && !req->h2c_in_place)
 		return ana_status(atomic_load_explicit(&sq->ana[(*ns)->anagrpid], memory_order_relaxed));
 	return NVME_SC_SUCCESS;
 }

@@ -380,6 +380,13 @@ struct ernic_req {
 	 * reach another namespace added at the same NSID meanwhile.
 	 */
 	uint64_t ns_gen;
+	/*
+	 * Its data is landing in the namespace itself (ernic_req_h2c_in_place()):
+	 * the write is on the medium before exec, so exec no longer refuses it
+	 * for the ANA state. It was judged when its data was let in; a failure
+	 * now would report a write that happened as one that did not.
+	 */
+	bool h2c_in_place;
 	struct ernic_stage_stamps *stamps;
 };
 

@@ -2220,6 +2220,68 @@ static struct nvme_tcp_data_pdu th_h2c_hdr(struct th *th, const struct nvme_tcp_
 	return data;
 }
 
+/*
+ * ANA Inaccessible set between a write's R2T and its data. A write whose data
+ * lands in the namespace itself (16 KiB or more, no data digest) is on the
+ * medium before it executes: it completes with success, as a command already
+ * being processed when the state changed. One received into a buffer is
+ * refused with the path status and leaves its blocks as they were. Before,
+ * the first was refused too, with its data written all the same.
+ */
+static void test_ana_inaccessible_between_r2t_and_data_fails_no_write_that_landed(void)
+{
+	static uint8_t old[32768], wbuf[32768], rbuf[32768];
+	struct ernic_target_opts topts = { .subnqn = SUBNQN };
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN] = "";
+	struct th *th = &g_th;
+	struct ernic_nvmf *nvmf;
+	struct ernic_target *sub;
+	uint16_t portid;
+	int admin_fd;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_SIZE;
+	cfg.bs = BS;
+	cfg.queues = 4;
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_create(&cfg, &nvmf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(nvmf, &topts, &sub, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(sub, 1, &cfg, NULL, NULL, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(nvmf, NVMF_TRTYPE_TCP, "127.0.0.1", "4420", &portid, err,
+						  sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_link(nvmf, portid, SUBNQN, err, sizeof(err)), 0);
+	memset(th, 0, offsetof(struct th, pdu));
+	th->fd = -1;
+	th->tgt = sub;
+	th->maxh2cdata = ERNIC_TCP_MAXH2CDATA;
+	CU_ASSERT_FATAL(ernic_tcp_port_create(ernic_nvmf_home(nvmf), NULL, &th->port) == 0);
+	ernic_tcp_port_set_portid(th->port, portid);
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	for (int in_place = 1; in_place >= 0; in_place--) {
+		uint32_t len = in_place ? sizeof(wbuf) : 8192;
+		struct nvme_tcp_r2t_pdu r2t;
+
+		fill(old, len, (uint8_t)(40 + in_place));
+		CU_ASSERT_FATAL(th_rw(th, NVME_CMD_WRITE, 0, old, len, false) == 0);
+		r2t = th_write_until_r2t(th, len);
+		CU_ASSERT_EQUAL(ernic_nvmf_ana_set(nvmf, portid, 1, NVME_ANA_INACCESSIBLE, err, sizeof(err)), 0);
+		fill(wbuf, len, (uint8_t)(50 + in_place));
+		th_h2c_hdr(th, &r2t, 0, len, NVME_TCP_F_DATA_LAST);
+		CU_ASSERT_FATAL(write_all(th->fd, wbuf, len) == 0);
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+		CU_ASSERT_EQUAL(th_rsp_status(th), in_place ? NVME_SC_SUCCESS : NVME_SC_ANA_INACCESSIBLE);
+		CU_ASSERT_EQUAL(ernic_nvmf_ana_set(nvmf, portid, 1, NVME_ANA_OPTIMIZED, err, sizeof(err)), 0);
+		CU_ASSERT_FATAL(th_rw(th, NVME_CMD_READ, 0, rbuf, len, false) == 0);
+		CU_ASSERT(!memcmp(rbuf, in_place ? wbuf : old, len));
+	}
+	close(admin_fd);
+	close(th->fd);
+	th->fd = -1;
+	ernic_tcp_port_destroy(th->port);
+	ernic_nvmf_destroy(nvmf);
+}
+
 static void test_h2c_data_unknown_ttag(void)
 {
 	struct th *th = th_setup(0);
@@ -2864,6 +2926,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_bad_sgl_completes_with_status),
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
 	UT_CASE(test_an_event_for_a_host_that_does_not_read_holds_no_other_thread),
+	UT_CASE(test_ana_inaccessible_between_r2t_and_data_fails_no_write_that_landed),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
 	UT_CASE(test_closing_the_admin_connection_closes_the_io_connections),
 	UT_CASE(test_disconnect_is_answered_then_the_connection_closes_even_with_an_r2t_open),
