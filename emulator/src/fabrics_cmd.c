@@ -163,14 +163,22 @@ static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data
 static uint16_t fabrics_connect(struct ernic_req *req)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
+	struct ernic_target *from = req->sq->tgt;
 	struct nvmf_connect_data data;
 	bool discovery;
 	uint16_t status;
 
 	status = connect_check(req, &data, &discovery);
-	if (status)
-		return status;
-	return cmd->qid == 0 ? connect_admin(req, &data, discovery) : connect_io(req, &data);
+	if (status == NVME_SC_SUCCESS)
+		status = cmd->qid == 0 ? connect_admin(req, &data, discovery) : connect_io(req, &data);
+	/*
+	 * A refused Connect leaves no binding behind: the queue is back at its
+	 * port's home target, as it came, for the host's next Connect on it
+	 * (nvmet_find_get_subsys() binds nothing to the queue either).
+	 */
+	if (status && req->sq->tgt != from)
+		ernic_nvmf_connect_unbind(req->sq);
+	return status;
 }
 
 /* Bits 2:0 of ATTRIB: 0 = a 4-byte property, 1 = an 8-byte one. */

@@ -508,10 +508,15 @@ uint16_t ernic_nvmf_connect_bind(struct ernic_sq *sq, const char *subnqn, bool d
 	}
 	sq->nvmf_port = port;
 	sq->ana = port->ana;
-	if (!discovery)
-		ernic_sq_move(sq, nvmf->subsys[slot]);
+	/* The discovery controller is the port's home target's, whatever the queue was bound to before. */
+	ernic_sq_move(sq, discovery ? nvmf->home : nvmf->subsys[slot]);
 	pthread_mutex_unlock(&nvmf->lock);
 	return NVME_SC_SUCCESS;
+}
+
+void ernic_nvmf_connect_unbind(struct ernic_sq *sq)
+{
+	ernic_sq_move(sq, sq->tgt->nvmf->home);
 }
 
 void ernic_nvmf_check_keep_alive(struct ernic_nvmf *nvmf)

@@ -772,11 +772,13 @@ struct ernic_nvmf_port {
 };
 
 /*
- * Connect to @subnqn on a queue of the set's home target: bind @sq to that
- * subsystem (or leave it home for the discovery NQN) and to its port's ANA
+ * Connect to @subnqn on a queue of a set's port: bind @sq to that subsystem
+ * (to the set's home target for the discovery NQN) and to its port's ANA
  * states. An NVMe status; on failure the queue stays where it was.
  */
 uint16_t ernic_nvmf_connect_bind(struct ernic_sq *sq, const char *subnqn, bool discovery);
+/* A Connect refused after its bind: @sq, not connected, back at the set's home target. */
+void ernic_nvmf_connect_unbind(struct ernic_sq *sq);
 /*
  * The discovery log page of a set, as @hostnqn may see it, in a buffer to
  * free(); *@size its length.

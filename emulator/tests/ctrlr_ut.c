@@ -2411,6 +2411,104 @@ static void test_discovery_log_genctr_changes_with_the_port_and_only_then(void)
 	fx_fini();
 }
 
+/* ================================================== a set's shared port */
+
+#define SET_NQN_A "nqn.2026-11.io.ernic:a"
+
+/* A set of subsystems (nvmf.c): subsystem A, allowing @allow (NULL: every host), linked to the first of two ports. */
+static struct {
+	struct ernic_nvmf *nvmf;
+	struct ernic_target *a;
+	uint16_t portid[2];
+} set;
+
+static void set_up(const char *const *allow)
+{
+	struct ernic_target_opts a = { .subnqn = SET_NQN_A, .allow_hosts = allow };
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN] = "";
+
+	cfg_small(&cfg);
+	memset(&set, 0, sizeof(set));
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_create(&cfg, &set.nvmf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(set.nvmf, &a, &set.a, err, sizeof(err)), 0);
+	for (int i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(set.nvmf, NVMF_TRTYPE_TCP, "127.0.0.1", i ? "4421" : "4420",
+							  &set.portid[i], err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_link(set.nvmf, set.portid[0], SET_NQN_A, err, sizeof(err)), 0);
+}
+
+/* A new connection's queue on the set's port @port, on the home target as a transport makes it. */
+static struct stub_q *set_q(int port)
+{
+	struct stub_q *q = q_new();
+
+	ernic_sq_init(&q->sq, ernic_nvmf_home(set.nvmf), &stub_ops, q);
+	q->sq.portid = set.portid[port];
+	q->inited = true;
+	return q;
+}
+
+static void set_q_free(struct stub_q *q)
+{
+	q_destroy(q);
+	free(q);
+}
+
+static void set_down(void)
+{
+	ernic_nvmf_destroy(set.nvmf);
+	memset(&set, 0, sizeof(set));
+}
+
+static uint32_t tgt_controllers(struct ernic_target *tgt)
+{
+	struct ernic_counters c;
+
+	ernic_target_counters(tgt, &c);
+	return c.controllers;
+}
+
+/*
+ * A Connect refused after it named a subsystem leaves the queue at the
+ * port's home target, and a discovery Connect creates its controller there,
+ * whatever Connect the queue saw before. The discovery controller used to be
+ * created inside the subsystem the refused Connect named: it heard that
+ * subsystem's ANA notices and no discovery log change, was counted there,
+ * and went with the subsystem's removal.
+ */
+static void test_a_refused_connect_leaves_the_queue_home_for_a_discovery_connect(void)
+{
+	static const char *const allow[] = { HOSTNQN2, NULL };
+	struct ernic_target *home;
+	struct stub_q *q[2];
+	struct nvme_cqe cqe;
+
+	set_up(allow);
+	home = ernic_nvmf_home(set.nvmf);
+	q[0] = set_q(0);
+	q[1] = set_q(0);
+	/* SQSIZE 0 and a host the subsystem does not allow: refused once the subsystem is found */
+	CU_ASSERT_EQUAL(connect_full(q[0], 0, 0, NVMF_CNTLID_DYNAMIC, SET_NQN_A, HOSTNQN2, 0, &cqe),
+			NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_CMD, 44));
+	CU_ASSERT_EQUAL(connect_full(q[1], 0, 31, NVMF_CNTLID_DYNAMIC, SET_NQN_A, HOSTNQN, 0, NULL),
+			NVME_SC_CONNECT_INVALID_HOST);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_PTR_EQUAL(q[i]->sq.tgt, home);
+		CU_ASSERT_EQUAL(connect_full(q[i], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 0, NULL),
+				NVME_SC_SUCCESS);
+		CU_ASSERT_PTR_EQUAL(q[i]->sq.tgt, home);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(q[i]->sq.ctrlr);
+		CU_ASSERT_PTR_EQUAL(q[i]->sq.ctrlr->tgt, home);
+	}
+	CU_ASSERT_EQUAL(tgt_controllers(set.a), 0);
+	CU_ASSERT_EQUAL(tgt_controllers(home), 2);
+	set_q_free(q[0]);
+	set_q_free(q[1]);
+	set_down();
+}
+
 static void test_unknown_admin_opcode_is_invalid_opcode(void)
 {
 	static const uint8_t opcs[] = { 0x01, 0x04, 0x05, 0x10, 0x80, 0xC0, 0xFF };
@@ -2646,7 +2744,9 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_discovery_controller_keeps_the_kato_its_connect_asks_for),
 	UT_CASE(test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list),
 	UT_CASE(test_discovery_log_address_family_follows_the_port_address),
-	UT_CASE(test_discovery_log_genctr_changes_with_the_port_and_only_then), UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
+	UT_CASE(test_discovery_log_genctr_changes_with_the_port_and_only_then),
+	UT_CASE(test_a_refused_connect_leaves_the_queue_home_for_a_discovery_connect),
+	UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),
 	UT_CASE(test_controller_counters_keep_what_a_disconnected_io_queue_did),
