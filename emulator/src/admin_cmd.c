@@ -494,9 +494,13 @@ uint16_t ernic_feat_set_kato(struct ernic_req *req, uint32_t cdw11)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 
-	/* Under the lock ernic_ctrlr_keep_alive() restarts the timer under; KATO 0 stops it. */
+	/*
+	 * Under the lock ernic_ctrlr_keep_alive() restarts the timer under; KATO
+	 * 0 stops it, except on a discovery controller. Get Features reports
+	 * the KATO in force.
+	 */
 	pthread_mutex_lock(&ctrlr->lock);
-	ctrlr->kato_ms = cdw11;
+	ctrlr->kato_ms = ernic_ctrlr_kato_ms(ctrlr, cdw11);
 	ernic_ctrlr_keep_alive_locked(ctrlr);
 	pthread_mutex_unlock(&ctrlr->lock);
 	return NVME_SC_SUCCESS;

@@ -736,13 +736,7 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 		     NVME_CAP_CSS_NVM;
 	ctrlr->vs = NVME_VS(1, 3, 0);
 	ernic_feat_init(ctrlr);
-	/*
-	 * A discovery controller nobody keeps alive would hold its slot for
-	 * ever: it gets a keep-alive of its own when the host asks for none,
-	 * as Linux nvmet does. One the host keeps alive (persistent) keeps its KATO.
-	 */
-	if (discovery && !kato_ms)
-		kato_ms = ERNIC_DISC_KATO_MS;
+	kato_ms = ernic_ctrlr_kato_ms(ctrlr, kato_ms);
 	ctrlr->kato_ms = kato_ms;
 	ctrlr->nr_io_queues = discovery ? 0 : tgt->cfg.queues;
 	ctrlr->vwc = 1;
@@ -782,6 +776,17 @@ struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nv
 	tgt->nr_ctrlrs++;
 	pthread_mutex_unlock(&tgt->lock);
 	return ctrlr;
+}
+
+/*
+ * A discovery controller nobody keeps alive would hold its slot for ever: it
+ * gets a keep-alive of its own when the host asks for none, as Linux nvmet
+ * does at Connect, and keeps it when Set Features KATO 0 asks again later.
+ * One the host keeps alive (persistent) keeps its KATO.
+ */
+uint32_t ernic_ctrlr_kato_ms(const struct ernic_ctrlr *ctrlr, uint32_t kato_ms)
+{
+	return ctrlr->discovery && !kato_ms ? ERNIC_DISC_KATO_MS : kato_ms;
 }
 
 struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn)

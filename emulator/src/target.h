@@ -732,6 +732,11 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
  */
 struct ernic_ctrlr *ernic_ctrlr_lookup(struct ernic_target *tgt, uint16_t cntlid, const char *hostnqn);
 void ernic_ctrlr_put(struct ernic_ctrlr *ctrlr);
+/*
+ * The KATO @ctrlr runs when its host asks for @kato_ms (Connect, Set
+ * Features): 0 is 120 s on a discovery controller.
+ */
+uint32_t ernic_ctrlr_kato_ms(const struct ernic_ctrlr *ctrlr, uint32_t kato_ms);
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
 /* The same with ctrlr->lock held: the deadline KATO from now, or none (0) when KATO is 0. */
 void ernic_ctrlr_keep_alive_locked(struct ernic_ctrlr *ctrlr);

@@ -2325,6 +2325,45 @@ static void test_discovery_controller_keeps_the_kato_its_connect_asks_for(void)
 	fx_fini();
 }
 
+/*
+ * Set Features KATO 0 on a discovery controller is the 120 s default, as
+ * KATO 0 in its Connect is: it used to switch the timer off, so idle
+ * connections could hold every discovery slot for ever. Get Features
+ * reports the KATO in force; another value is kept as asked.
+ */
+static void test_discovery_controller_set_features_kato_zero_keeps_the_default_keep_alive(void)
+{
+	struct ernic_ctrlr *ctrlr;
+	uint64_t deadline, now;
+	uint32_t dw0 = 0;
+
+	fx_init();
+	CU_ASSERT_EQUAL(connect_full(fx.q[0], 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, HOSTNQN, 30000, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 0, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, ERNIC_DISC_KATO_MS);
+	/* White box: the timer still runs, due 120 s from the Set Features */
+	ctrlr = fx.q[0]->sq.ctrlr;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctrlr);
+	deadline = atomic_load(&ctrlr->ka_deadline_ns);
+	now = ernic_now_ns();
+	CU_ASSERT(deadline > now + 119000000000ull && deadline <= now + 120000000000ull);
+	/* The commands so far are traffic the first check sees; past the deadline with none, it expires */
+	ernic_target_check_keep_alive(fx.tgt);
+	atomic_store(&ctrlr->ka_deadline_ns, now - 1);
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	fx_fini();
+
+	disc_up();
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 5000, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(get_feat(fx.q[0], NVME_FEAT_KATO, NVME_FEAT_SEL_CURRENT, &dw0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(dw0, 5000);
+	fx_fini();
+}
+
 /* Records in the discovery log page a discovery controller of @hostnqn reads on q[0]. */
 static uint64_t disc_numrec_for(const char *hostnqn)
 {
@@ -2742,6 +2781,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_io_controllers_are_bounded_apart_from_discovery_controllers),
 	UT_CASE(test_discovery_controller_with_kato_zero_gets_the_default_keep_alive_and_expires),
 	UT_CASE(test_discovery_controller_keeps_the_kato_its_connect_asks_for),
+	UT_CASE(test_discovery_controller_set_features_kato_zero_keeps_the_default_keep_alive),
 	UT_CASE(test_discovery_log_hides_the_subsystem_from_a_host_not_on_the_allow_list),
 	UT_CASE(test_discovery_log_address_family_follows_the_port_address),
 	UT_CASE(test_discovery_log_genctr_changes_with_the_port_and_only_then),
