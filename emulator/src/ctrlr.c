@@ -623,15 +623,16 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 	pthread_mutex_unlock(&tgt->lock);
 }
 
-void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *port, uint32_t aec_bit,
-		      uint32_t aer_dw0)
+void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *port,
+		      const struct ernic_target *allowed_on, uint32_t aec_bit, uint32_t aer_dw0)
 {
 	pthread_mutex_lock(&tgt->lock);
 	for (uint32_t i = 0; i < ERNIC_CTRLR_SLOTS; i++) {
 		struct ernic_ctrlr *ctrlr = tgt->ctrlrs[i];
 		bool enabled;
 
-		if (!ctrlr || (port && ctrlr->port != port))
+		if (!ctrlr || (port && ctrlr->port != port) ||
+		    (allowed_on && !ernic_target_host_allowed(allowed_on, ctrlr->hostnqn)))
 			continue;
 		pthread_mutex_lock(&ctrlr->lock);
 		enabled = ctrlr_aen_notify_locked(ctrlr, aec_bit);

@@ -84,15 +84,25 @@ uint64_t ernic_nvmf_genctr(struct ernic_nvmf *nvmf)
 /* ----------------------------------------------------------- announcements */
 
 /*
- * What a discovery controller's host sees changed: a new GENCTR, and a
- * Discovery Log Page Change notice to those that asked (Fabrics 1.1 section
- * 5.3, persistent discovery controllers). Called with the set's lock held.
+ * What a discovery controller's host sees when the records of the subsystems
+ * in slots @changed come or go: a new GENCTR, and a Discovery Log Page Change
+ * notice (Fabrics 1.1 section 5.3, persistent discovery controllers) to those
+ * that asked, if one of those subsystems allows their host. Another host's
+ * log lists the same records as before (ernic_nvmf_disc_log()), and Linux
+ * nvmet's nvmet_port_disc_changed() skips it too. The log lists every port's
+ * records whichever port a discovery controller came through, so no port is
+ * left out. A controller told once stays masked until it reads the log, so
+ * two of its subsystems changing tell it once. Called with the set's lock
+ * held, the subsystems still in the table.
  */
-static void nvmf_disc_changed_locked(struct ernic_nvmf *nvmf)
+static void nvmf_disc_changed_locked(struct ernic_nvmf *nvmf, uint32_t changed)
 {
 	nvmf->genctr++;
-	ernic_target_aen(nvmf->home, NULL, NVME_AEC_DISC_CHANGE,
-			 NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_DISC_CHANGED, NVME_LOG_DISC));
+	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_SUBSYSTEMS; i++)
+		if (nvmf->subsys[i] && (changed & (1u << i)))
+			ernic_target_aen(nvmf->home, NULL, nvmf->subsys[i], NVME_AEC_DISC_CHANGE,
+					 NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_DISC_CHANGED,
+						      NVME_LOG_DISC));
 }
 
 /* ANA Change notice (Base 8.1.1.9) to every controller reached through @port. */
@@ -101,7 +111,7 @@ static void nvmf_ana_changed_locked(struct ernic_nvmf *nvmf, const struct ernic_
 	atomic_fetch_add(&nvmf->ana_chgcnt, 1);
 	for (unsigned int i = 0; i < ERNIC_NVMF_MAX_SUBSYSTEMS; i++)
 		if (nvmf->subsys[i] && (port->subsys & (1u << i)))
-			ernic_target_aen(nvmf->subsys[i], port, NVME_AEC_ANA_CHANGE,
+			ernic_target_aen(nvmf->subsys[i], port, NULL, NVME_AEC_ANA_CHANGE,
 					 NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_ANA_CHANGE, NVME_LOG_ANA));
 }
 
@@ -203,6 +213,7 @@ int ernic_nvmf_subsys_add(struct ernic_nvmf *nvmf, const struct ernic_target_opt
 int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *err, size_t errlen)
 {
 	struct ernic_target *tgt;
+	uint32_t linked = 0;
 	int slot, rc = 0;
 
 	pthread_mutex_lock(&nvmf->lock);
@@ -214,10 +225,13 @@ int ernic_nvmf_subsys_remove(struct ernic_nvmf *nvmf, const char *subnqn, char *
 	}
 	/* The table's reference is this function's now, put below. */
 	tgt = nvmf->subsys[slot];
-	nvmf->subsys[slot] = NULL;
-	for (unsigned int p = 0; p < ERNIC_NVMF_MAX_PORTS; p++)
+	for (unsigned int p = 0; p < ERNIC_NVMF_MAX_PORTS; p++) {
+		linked |= nvmf->ports[p].subsys & (1u << slot);
 		nvmf->ports[p].subsys &= ~(1u << slot);
-	nvmf_disc_changed_locked(nvmf);
+	}
+	/* Its records leave the log: announced while the table still names it, before anyone can read the log. */
+	nvmf_disc_changed_locked(nvmf, linked);
+	nvmf->subsys[slot] = NULL;
 	pthread_mutex_unlock(&nvmf->lock);
 
 	/* No Connect binds to it from here (out of the table), and none creates a controller. */
@@ -320,7 +334,7 @@ int ernic_nvmf_port_remove(struct ernic_nvmf *nvmf, uint16_t portid, char *err, 
 			ernic_target_fail_ctrlrs(nvmf->subsys[i], port);
 	ernic_target_fail_ctrlrs(nvmf->home, port);
 	if (port->subsys)
-		nvmf_disc_changed_locked(nvmf);
+		nvmf_disc_changed_locked(nvmf, port->subsys);
 	port->subsys = 0;
 	port->portid = 0;
 	pthread_mutex_unlock(&nvmf->lock);
@@ -348,12 +362,12 @@ static int nvmf_link_change(struct ernic_nvmf *nvmf, uint16_t portid, const char
 		rc = link ? -EEXIST : -ENOENT;
 	} else if (link) {
 		port->subsys |= 1u << slot;
-		nvmf_disc_changed_locked(nvmf);
+		nvmf_disc_changed_locked(nvmf, 1u << slot);
 	} else {
 		port->subsys &= ~(1u << slot);
 		/* The path is gone: its controllers fail, and a multipath host moves to another. */
 		ernic_target_fail_ctrlrs(nvmf->subsys[slot], port);
-		nvmf_disc_changed_locked(nvmf);
+		nvmf_disc_changed_locked(nvmf, 1u << slot);
 	}
 	pthread_mutex_unlock(&nvmf->lock);
 	return rc;

@@ -803,8 +803,11 @@ int ernic_target_alloc(const struct ernic_backend_cfg *cfg, const struct ernic_t
 void ernic_sq_move(struct ernic_sq *sq, struct ernic_target *to);
 /* Mark every controller of @tgt fatal: their transports close their queues. With @port only those reached there. */
 void ernic_target_fail_ctrlrs(struct ernic_target *tgt, const struct ernic_nvmf_port *port);
-/* Queue an event on every controller of @tgt that enabled @aec_bit (and, with @port, came through it). */
-void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *port, uint32_t aec_bit,
-		      uint32_t aer_dw0);
+/*
+ * Queue an event on every controller of @tgt that enabled @aec_bit (and, with
+ * @port, came through it; with @allowed_on, whose host that subsystem allows).
+ */
+void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *port,
+		      const struct ernic_target *allowed_on, uint32_t aec_bit, uint32_t aer_dw0);
 
 #endif /* ERNIC_TARGET_H */

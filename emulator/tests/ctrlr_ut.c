@@ -2548,6 +2548,88 @@ static void test_a_refused_connect_leaves_the_queue_home_for_a_discovery_connect
 	set_down();
 }
 
+/*
+ * A new queue on the set's port @port, the enabled admin queue of a discovery
+ * controller of @hostnqn that asked for Discovery Log Page Change notices and
+ * has an AER outstanding.
+ */
+static struct stub_q *set_disc_listener(int port, const char *hostnqn)
+{
+	struct stub_q *q = set_q(port);
+
+	CU_ASSERT_EQUAL(connect_full(q, 0, 31, NVMF_CNTLID_DYNAMIC, NVMF_DISC_NQN, hostnqn, 0, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(q, NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(set_feat(q, NVME_FEAT_ASYNC_EVENT, NVME_AEC_DISC_CHANGE, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(aer_submit(q, 0xAE, NULL), ERNIC_EXEC_HELD);
+	q->nr_cpl = 0;
+	return q;
+}
+
+/*
+ * Whether @q's AER completed with a Discovery Log Page Change notice; if so,
+ * it reads the log (rearming the notice) and posts another AER.
+ */
+static bool disc_notified(struct stub_q *q)
+{
+	bool told = q->nr_cpl == 1 &&
+		    q->cpl[0].dw0 == NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_DISC_CHANGED, NVME_LOG_DISC);
+
+	CU_ASSERT(q->nr_cpl <= 1);
+	if (told) {
+		CU_ASSERT_EQUAL(get_log(q, NVME_LOG_DISC, 0, 4096, 0, false), NVME_SC_SUCCESS);
+		CU_ASSERT_EQUAL(aer_submit(q, 0xAE, NULL), ERNIC_EXEC_HELD);
+	}
+	q->nr_cpl = 0;
+	return told;
+}
+
+/*
+ * A Discovery Log Page Change notice goes to the discovery controllers whose
+ * host the changed subsystem allows, through either port, since each port's
+ * log lists every port's records; a host it does not allow reads the same
+ * records as before (only GENCTR moved) and is not told, as Linux nvmet's
+ * nvmet_port_disc_changed() skips it. Every discovery controller was told.
+ */
+static void test_discovery_log_change_is_announced_only_to_hosts_the_subsystem_allows(void)
+{
+	static const char *const allow[] = { HOSTNQN, NULL };
+	struct stub_q *alice[2], *mallory;
+	char err[ERNIC_ERRLEN] = "";
+	uint64_t gen;
+
+	set_up(allow);
+	alice[0] = set_disc_listener(0, HOSTNQN);
+	alice[1] = set_disc_listener(1, HOSTNQN);
+	mallory = set_disc_listener(0, HOSTNQN2);
+	gen = ernic_nvmf_genctr(set.nvmf);
+	CU_ASSERT_EQUAL(ernic_nvmf_link(set.nvmf, set.portid[1], SET_NQN_A, err, sizeof(err)), 0);
+	CU_ASSERT_TRUE(disc_notified(alice[0]));
+	CU_ASSERT_TRUE(disc_notified(alice[1]));
+	CU_ASSERT_FALSE(disc_notified(mallory));
+	CU_ASSERT(ernic_nvmf_genctr(set.nvmf) > gen);
+	/* Unlinked: the same */
+	CU_ASSERT_EQUAL(ernic_nvmf_unlink(set.nvmf, set.portid[1], SET_NQN_A, err, sizeof(err)), 0);
+	CU_ASSERT_TRUE(disc_notified(alice[0]));
+	CU_ASSERT_TRUE(disc_notified(alice[1]));
+	CU_ASSERT_FALSE(disc_notified(mallory));
+	CU_ASSERT_EQUAL(ernic_nvmf_port_remove(set.nvmf, set.portid[1], err, sizeof(err)), 0);
+	CU_ASSERT_FALSE(disc_notified(alice[0])); /* it listed nothing any more */
+	/* A subsystem every host may connect to: each is told */
+	CU_ASSERT_EQUAL(ernic_nvmf_subsys_add(set.nvmf, &(struct ernic_target_opts){ .subnqn = SET_NQN_A "-open" },
+					      NULL, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(ernic_nvmf_link(set.nvmf, set.portid[0], SET_NQN_A "-open", err, sizeof(err)), 0);
+	CU_ASSERT_TRUE(disc_notified(alice[0]));
+	CU_ASSERT_TRUE(disc_notified(mallory));
+	/* Removing the subsystem that allows one host tells that host only */
+	CU_ASSERT_EQUAL(ernic_nvmf_subsys_remove(set.nvmf, SET_NQN_A, err, sizeof(err)), 0);
+	CU_ASSERT_TRUE(disc_notified(alice[0]));
+	CU_ASSERT_FALSE(disc_notified(mallory));
+	set_q_free(alice[0]);
+	set_q_free(alice[1]);
+	set_q_free(mallory);
+	set_down();
+}
+
 static void test_unknown_admin_opcode_is_invalid_opcode(void)
 {
 	static const uint8_t opcs[] = { 0x01, 0x04, 0x05, 0x10, 0x80, 0xC0, 0xFF };
@@ -2786,6 +2868,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_discovery_log_address_family_follows_the_port_address),
 	UT_CASE(test_discovery_log_genctr_changes_with_the_port_and_only_then),
 	UT_CASE(test_a_refused_connect_leaves_the_queue_home_for_a_discovery_connect),
+	UT_CASE(test_discovery_log_change_is_announced_only_to_hosts_the_subsystem_allows),
 	UT_CASE(test_unknown_admin_opcode_is_invalid_opcode),
 	UT_CASE(test_psdt_prp_or_fused_is_invalid_field), UT_CASE(test_controller_freed_after_all_queues_destroyed),
 	UT_CASE(test_counters_survive_queue_destruction),
