@@ -239,7 +239,14 @@ static uint16_t property_set_cc(struct ernic_ctrlr *ctrlr, uint32_t cc)
 		ernic_ctrlr_shutdown(ctrlr);
 		atomic_fetch_and(&ctrlr->csts, ~(NVME_CSTS_RDY | NVME_CSTS_SHST_MASK));
 	}
+	/*
+	 * Shut down, the controller is not ready, as nvmet_update_cc() clears
+	 * it: admin and I/O commands get Command Sequence Error (req_gate())
+	 * until a reset, CC.EN 1 -> 0 -> 1, makes it ready again (Base 3.6.2).
+	 * Not ready first, so no command starts after the flush has begun.
+	 */
 	if ((cc & NVME_CC_SHN_MASK) && !(old & NVME_CC_SHN_MASK)) {
+		atomic_fetch_and(&ctrlr->csts, ~NVME_CSTS_RDY);
 		ernic_ctrlr_shutdown(ctrlr);
 		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_SHST_COMPLETE);
 	}

@@ -779,6 +779,38 @@ static void test_cc_shn_sets_csts_shst_complete(void)
 	fx_fini();
 }
 
+/*
+ * Once shutdown processing is complete the controller is not ready (RDY 0),
+ * as Linux nvmet's nvmet_update_cc() clears it: admin and I/O commands get
+ * Command Sequence Error, Fabrics commands still run, no queue is lost, and
+ * a reset (CC.EN 1 -> 0 -> 1, Base 3.6.2) makes it ready again. Commands used
+ * to run on after the shutdown with RDY still 1.
+ */
+static void test_cc_shn_leaves_the_controller_not_ready_until_a_reset(void)
+{
+	uint32_t v;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE | (1u << NVME_CC_SHN_SHIFT)), NVME_SC_SUCCESS);
+	v = csts(fx.q[0]);
+	CU_ASSERT_EQUAL(v & (NVME_CSTS_RDY | NVME_CSTS_CFS | NVME_CSTS_SHST_MASK), NVME_CSTS_SHST_COMPLETE);
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 1), NVME_SC_CMD_SEQ_ERROR);
+	CU_ASSERT_EQUAL(simple(fx.q[0], NVME_ADMIN_KEEP_ALIVE, 2), NVME_SC_CMD_SEQ_ERROR);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_CMD_SEQ_ERROR);
+	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[1]->sq));
+	/* SHN cleared alone: still not ready */
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]) & (NVME_CSTS_RDY | NVME_CSTS_SHST_MASK), 0);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_CMD_SEQ_ERROR);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE & ~NVME_CC_EN), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]), NVME_CSTS_RDY);
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 3), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	fx_fini();
+}
+
 static void test_cc_en_1_to_0_clears_rdy(void)
 {
 	fx_up();
@@ -2822,6 +2854,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_property_get_cap_mqes_follows_queue_size_128),
 	UT_CASE(test_property_get_vs_at_least_1_3_and_4_byte_only), UT_CASE(test_cc_en_sets_csts_rdy_and_cc_reads_back),
 	UT_CASE(test_cc_en_with_bad_iosqes_sets_cfs_not_rdy), UT_CASE(test_cc_shn_sets_csts_shst_complete),
+	UT_CASE(test_cc_shn_leaves_the_controller_not_ready_until_a_reset),
 	UT_CASE(test_cc_en_1_to_0_clears_rdy), UT_CASE(test_property_set_read_only_property_is_invalid_field),
 	UT_CASE(test_admin_and_io_commands_before_cc_en_are_cmd_seq_error),
 	UT_CASE(test_unknown_fabrics_fctype_is_invalid_opcode), UT_CASE(test_identify_controller_fields),
