@@ -643,6 +643,12 @@ void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *po
 	pthread_mutex_unlock(&tgt->lock);
 }
 
+/* The controller failed for good: fatal (ERNIC_CSTS_FATAL) and CSTS.CFS, which no enable clears. */
+static void ctrlr_fail(struct ernic_ctrlr *ctrlr)
+{
+	atomic_fetch_or(&ctrlr->csts, ERNIC_CSTS_FATAL | NVME_CSTS_CFS);
+}
+
 void ernic_target_fail_ctrlrs(struct ernic_target *tgt, const struct ernic_nvmf_port *port)
 {
 	pthread_mutex_lock(&tgt->lock);
@@ -650,7 +656,7 @@ void ernic_target_fail_ctrlrs(struct ernic_target *tgt, const struct ernic_nvmf_
 		struct ernic_ctrlr *ctrlr = tgt->ctrlrs[i];
 
 		if (ctrlr && (!port || ctrlr->port == port))
-			atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
+			ctrlr_fail(ctrlr);
 	}
 	pthread_mutex_unlock(&tgt->lock);
 }
@@ -838,7 +844,7 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 
 	pthread_mutex_lock(&tgt->lock);
 	pthread_mutex_lock(&ctrlr->lock);
-	if (ctrlr->unlisted || (qid && (atomic_load(&ctrlr->csts) & NVME_CSTS_CFS))) {
+	if (ctrlr->unlisted || (qid && ernic_ctrlr_failed(ctrlr))) {
 		pthread_mutex_unlock(&ctrlr->lock);
 		pthread_mutex_unlock(&tgt->lock);
 		return -ENODEV;
@@ -899,7 +905,7 @@ void ernic_sq_detach(struct ernic_sq *sq)
 	 * (ernic_sq_ctrlr_fatal()); none joins it.
 	 */
 	if (attached && sq->qid == 0)
-		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
+		ctrlr_fail(ctrlr);
 	if (attached) {
 		counters_add_sq(&ctrlr->retired, sq);
 		ctrlr->sqs[sq->qid] = NULL;
@@ -992,14 +998,14 @@ void ernic_target_check_keep_alive_timers(struct ernic_target *tgt)
 		}
 		/* Keep Alive Timer expired (Base 3.9.5): the controller is fatal. */
 		if (deadline && now > deadline)
-			atomic_fetch_or(&c->csts, NVME_CSTS_CFS);
+			ctrlr_fail(c);
 	}
 	pthread_mutex_unlock(&tgt->lock);
 }
 
 bool ernic_sq_ctrlr_fatal(const struct ernic_sq *sq)
 {
-	return sq->ctrlr && (atomic_load(&sq->ctrlr->csts) & NVME_CSTS_CFS);
+	return sq->ctrlr && ernic_ctrlr_failed(sq->ctrlr);
 }
 
 void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0)
@@ -1212,8 +1218,9 @@ static inline uint16_t req_gate(const struct ernic_req *req)
 	if (ERNIC_UNLIKELY(!sq->connected))
 		return sq->deleted ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
 	csts = atomic_load_explicit(&sq->ctrlr->csts, memory_order_relaxed);
+	/* A failure sets CFS too: one test on the way in; CFS alone is a controller not enabled. */
 	if (ERNIC_UNLIKELY((csts & (NVME_CSTS_RDY | NVME_CSTS_CFS)) != NVME_CSTS_RDY))
-		return (csts & NVME_CSTS_CFS) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
+		return (csts & ERNIC_CSTS_FATAL) ? NVME_SC_ABORT_SQ_DELETION : NVME_SC_CMD_SEQ_ERROR;
 	if (ERNIC_UNLIKELY((req->sqe.flags & 0xC3) != NVME_CMD_PSDT_SGL_MPTR_CONTIG))
 		return NVME_SC_INVALID_FIELD; /* fused commands, or PRPs: not over fabrics */
 	return NVME_SC_SUCCESS;

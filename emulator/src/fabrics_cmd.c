@@ -148,7 +148,7 @@ static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data
 	if (!ctrlr)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	/* A fatal controller is on its way out (nvmet deletes it): as good as unknown. */
-	if (ctrlr->discovery || (atomic_load(&ctrlr->csts) & NVME_CSTS_CFS))
+	if (ctrlr->discovery || ernic_ctrlr_failed(ctrlr))
 		status = connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	else if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
 		status = NVME_SC_CMD_SEQ_ERROR;
@@ -204,7 +204,7 @@ static uint16_t property_get(struct ernic_req *req)
 		value = ctrlr->cc;
 		break;
 	case NVME_REG_CSTS:
-		value = atomic_load(&ctrlr->csts);
+		value = atomic_load(&ctrlr->csts) & ~ERNIC_CSTS_FATAL;
 		break;
 	default:
 		return NVME_SC_INVALID_FIELD;
@@ -216,25 +216,40 @@ static uint16_t property_get(struct ernic_req *req)
 	return NVME_SC_SUCCESS;
 }
 
+/*
+ * CC.EN 0 -> 1, as Linux nvmet's nvmet_start_ctrl(): ready, or CSTS.CFS
+ * alone for a configuration this controller cannot run (a page size, a
+ * command set, an arbitration mechanism CAP.AMS does not offer, I/O queue
+ * entry sizes other than NVM's). That fails nothing (ERNIC_CSTS_FATAL): the
+ * queues stay, commands other than Fabrics ones get Command Sequence Error
+ * as while disabled, and the host can read CSTS, reset and enable again; a
+ * valid enable clears CFS. A controller that failed stays failed.
+ */
+static void ctrlr_enable(struct ernic_ctrlr *ctrlr, uint32_t cc)
+{
+	uint32_t mps = (cc >> NVME_CC_MPS_SHIFT) & 0xF;
+	uint32_t ams = (cc >> NVME_CC_AMS_SHIFT) & 0x7;
+	uint32_t iosqes = (cc >> NVME_CC_IOSQES_SHIFT) & 0xF;
+	uint32_t iocqes = (cc >> NVME_CC_IOCQES_SHIFT) & 0xF;
+	uint32_t css = (cc >> NVME_CC_CSS_SHIFT) & 0x7;
+	bool valid = mps == 0 && ams == 0 && css == 0 && (ctrlr->discovery || (iosqes == 6 && iocqes == 4));
+	uint32_t csts = atomic_load(&ctrlr->csts);
+
+	do {
+		if (csts & ERNIC_CSTS_FATAL)
+			return;
+	} while (!atomic_compare_exchange_weak(&ctrlr->csts, &csts, (csts & ~(NVME_CSTS_RDY | NVME_CSTS_CFS)) |
+									     (valid ? NVME_CSTS_RDY : NVME_CSTS_CFS)));
+}
+
 /* CC writes drive the enable and shutdown state machines (Base 3.6). */
 static uint16_t property_set_cc(struct ernic_ctrlr *ctrlr, uint32_t cc)
 {
 	uint32_t old = ctrlr->cc;
 
 	ctrlr->cc = cc;
-	if ((cc & NVME_CC_EN) && !(old & NVME_CC_EN)) {
-		uint32_t mps = (cc >> NVME_CC_MPS_SHIFT) & 0xF;
-		uint32_t iosqes = (cc >> NVME_CC_IOSQES_SHIFT) & 0xF;
-		uint32_t iocqes = (cc >> NVME_CC_IOCQES_SHIFT) & 0xF;
-		uint32_t css = (cc >> NVME_CC_CSS_SHIFT) & 0x7;
-
-		/* A configuration this controller cannot run is a fatal status, as nvmet does. */
-		if (mps != 0 || css != 0 || (!ctrlr->discovery && (iosqes != 6 || iocqes != 4))) {
-			atomic_fetch_or(&ctrlr->csts, NVME_CSTS_CFS);
-			return NVME_SC_SUCCESS;
-		}
-		atomic_fetch_or(&ctrlr->csts, NVME_CSTS_RDY);
-	}
+	if ((cc & NVME_CC_EN) && !(old & NVME_CC_EN))
+		ctrlr_enable(ctrlr, cc);
 	if (!(cc & NVME_CC_EN) && (old & NVME_CC_EN)) {
 		ernic_ctrlr_shutdown(ctrlr);
 		atomic_fetch_and(&ctrlr->csts, ~(NVME_CSTS_RDY | NVME_CSTS_SHST_MASK));

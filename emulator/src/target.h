@@ -596,6 +596,17 @@ uint64_t ernic_now_ns(void);
 #define ERNIC_MAX_AEN 16
 #define ERNIC_TEMP_SENSORS 1 /* beside the composite: the SMART log's Temperature Sensor 1 */
 
+/*
+ * A bit of ernic_ctrlr.csts that CSTS never shows: the controller failed for
+ * good (keep-alive expired, admin queue lost, its path or subsystem taken
+ * away), with CSTS.CFS. Its queues run nothing more and their transports
+ * close them (ernic_sq_ctrlr_fatal()). CFS without it is a CC the controller
+ * could not enable, which fails nothing: the host reads CSTS, resets and
+ * enables again (property_set_cc()). In the same word, so that req_gate()
+ * decides on one load and no enable clears the CFS of a failure.
+ */
+#define ERNIC_CSTS_FATAL (1u << 31)
+
 /**
  * struct ernic_ctrlr - one host association (Fabrics 1.1 section 3.2):
  * created by the admin Connect, out of the target's table when its last
@@ -618,7 +629,7 @@ struct ernic_ctrlr {
 	uint64_t cap;
 	uint32_t vs;
 	uint32_t cc;
-	_Atomic uint32_t csts;
+	_Atomic uint32_t csts; /* CSTS, with ERNIC_CSTS_FATAL beside its bits */
 
 	/* Features */
 	uint32_t kato_ms;
@@ -718,6 +729,12 @@ static inline struct ernic_ns *ernic_target_ns(struct ernic_target *tgt, uint32_
 		return NULL;
 	ns = &tgt->ns[nsid - 1];
 	return ERNIC_LIKELY(atomic_load(&ns->state) == ERNIC_NS_ACTIVE) ? ns : NULL;
+}
+
+/* Whether @ctrlr failed for good (ERNIC_CSTS_FATAL). */
+static inline bool ernic_ctrlr_failed(struct ernic_ctrlr *ctrlr)
+{
+	return atomic_load(&ctrlr->csts) & ERNIC_CSTS_FATAL;
 }
 
 /* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */

@@ -765,6 +765,63 @@ static void test_cc_en_with_bad_iosqes_sets_cfs_not_rdy(void)
 	fx_fini();
 }
 
+/* CC.AMS other than round robin, which is all CAP.AMS offers, is a configuration error like a bad entry size. */
+static void test_cc_en_with_ams_other_than_round_robin_sets_cfs_not_rdy(void)
+{
+	fx_init();
+	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 0, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE | (1u << NVME_CC_AMS_SHIFT)), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]) & (NVME_CSTS_RDY | NVME_CSTS_CFS), NVME_CSTS_CFS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE | (7u << NVME_CC_AMS_SHIFT)), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]) & (NVME_CSTS_RDY | NVME_CSTS_CFS), NVME_CSTS_CFS);
+	fx_fini();
+}
+
+/*
+ * A CC the controller cannot enable is CSTS.CFS alone, as Linux nvmet's
+ * nvmet_start_ctrl() answers it, not a fatal controller: its queues are not
+ * closed (a transport used to close them within 100 ms, before the host
+ * could read CSTS), commands other than Fabrics ones get Command Sequence
+ * Error as on a controller not enabled, and a valid enable after a reset
+ * makes it ready, CFS gone. A controller that did fail (keep-alive expired)
+ * stays failed whatever CC says.
+ */
+static void test_an_invalid_cc_is_cfs_without_failing_the_controller_and_a_valid_enable_clears_it(void)
+{
+	struct nvme_cqe cqe;
+
+	fx_init();
+	CU_ASSERT_EQUAL(connect_admin(fx.q[0], 20, &cqe), NVME_SC_SUCCESS);
+	fx.cntlid = (uint16_t)cqe.dw0;
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, NVME_CC_EN | (5u << NVME_CC_IOSQES_SHIFT) |
+							     (4u << NVME_CC_IOCQES_SHIFT)),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]), NVME_CSTS_CFS);
+	CU_ASSERT_FALSE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 1), NVME_SC_CMD_SEQ_ERROR);
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_CMD_SEQ_ERROR);
+	/* Reset, then a valid enable */
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]) & NVME_CSTS_RDY, 0);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]), NVME_CSTS_RDY);
+	CU_ASSERT_EQUAL(identify(fx.q[0], NVME_ID_CNS_CTRL, 0, 2), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_SUCCESS);
+	/* Keep-alive expired: fatal, and a reset and enable do not undo it */
+	ernic_target_check_keep_alive(fx.tgt);
+	ut_sleep_ms(80);
+	ernic_target_check_keep_alive(fx.tgt);
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, 0), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(prop_set(fx.q[0], NVME_REG_CC, 0, CC_ENABLE), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(csts(fx.q[0]) & (NVME_CSTS_RDY | NVME_CSTS_CFS), NVME_CSTS_CFS);
+	CU_ASSERT_TRUE(ernic_sq_ctrlr_fatal(&fx.q[0]->sq));
+	CU_ASSERT_EQUAL(rw_exec(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096, &cqe), ERNIC_EXEC_CTRLR_FATAL);
+	fx_fini();
+}
+
 static void test_cc_shn_sets_csts_shst_complete(void)
 {
 	fx_up();
@@ -2853,7 +2910,10 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_property_get_cap_mqes_mpsmin_and_8_byte_only),
 	UT_CASE(test_property_get_cap_mqes_follows_queue_size_128),
 	UT_CASE(test_property_get_vs_at_least_1_3_and_4_byte_only), UT_CASE(test_cc_en_sets_csts_rdy_and_cc_reads_back),
-	UT_CASE(test_cc_en_with_bad_iosqes_sets_cfs_not_rdy), UT_CASE(test_cc_shn_sets_csts_shst_complete),
+	UT_CASE(test_cc_en_with_bad_iosqes_sets_cfs_not_rdy),
+	UT_CASE(test_cc_en_with_ams_other_than_round_robin_sets_cfs_not_rdy),
+	UT_CASE(test_an_invalid_cc_is_cfs_without_failing_the_controller_and_a_valid_enable_clears_it),
+	UT_CASE(test_cc_shn_sets_csts_shst_complete),
 	UT_CASE(test_cc_shn_leaves_the_controller_not_ready_until_a_reset),
 	UT_CASE(test_cc_en_1_to_0_clears_rdy), UT_CASE(test_property_set_read_only_property_is_invalid_field),
 	UT_CASE(test_admin_and_io_commands_before_cc_en_are_cmd_seq_error),

@@ -371,6 +371,7 @@ enum nvme_reg {
 #define NVME_CC_EN (1u << 0)
 #define NVME_CC_CSS_SHIFT 4
 #define NVME_CC_MPS_SHIFT 7
+#define NVME_CC_AMS_SHIFT 11
 #define NVME_CC_SHN_SHIFT 14
 #define NVME_CC_SHN_MASK (3u << NVME_CC_SHN_SHIFT)
 #define NVME_CC_IOSQES_SHIFT 16
