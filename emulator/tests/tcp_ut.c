@@ -1101,23 +1101,30 @@ static void test_bad_sgl_completes_with_status(void)
 	th_teardown(th);
 }
 
+/* Namespace Attribute notices on, then Asynchronous Event Requests with CIDs @first.. @first + @n - 1, held by the core. */
+static void th_aers_held(struct th *th, uint16_t first, int n)
+{
+	struct nvme_sqe aec = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_ASYNC_EVENT,
+				.cdw11 = NVME_CTRL_OAES_NS_ATTR };
+	struct nvme_tcp_cmd_pdu aer = { .hdr.type = NVME_TCP_CMD };
+
+	CU_ASSERT(th_cmd(th, &aec, NULL, 0, NULL, 0, false, NULL) == 0);
+	aer.cmd.opc = NVME_ADMIN_ASYNC_EVENT;
+	aer.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
+	for (int i = 0; i < n; i++) {
+		aer.cmd.cid = (uint16_t)(first + i);
+		th_send_pdu(th, &aer, sizeof(aer), NULL, 0);
+	}
+}
+
 /* AER held by the core, completed from another thread by an event, then one left held at close. */
 static void test_aer_completes_from_another_thread_and_on_close(void)
 {
 	struct th *th = th_setup(0);
-	struct nvme_sqe aec = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_ASYNC_EVENT,
-				.cdw11 = NVME_CTRL_OAES_NS_ATTR };
-	struct nvme_tcp_cmd_pdu aer = { .hdr.type = NVME_TCP_CMD };
 	struct nvme_cqe cqe;
 
 	th_admin_up(th, 0, SUBNQN, 0, 0);
-	CU_ASSERT(th_cmd(th, &aec, NULL, 0, NULL, 0, false, NULL) == 0);
-	aer.cmd.opc = NVME_ADMIN_ASYNC_EVENT;
-	aer.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
-	aer.cmd.cid = 500;
-	th_send_pdu(th, &aer, sizeof(aer), NULL, 0);
-	aer.cmd.cid = 501;
-	th_send_pdu(th, &aer, sizeof(aer), NULL, 0);
+	th_aers_held(th, 500, 2);
 	/* Both are held: the queue still answers other commands. */
 	{
 		uint64_t csts;
@@ -1149,9 +1156,6 @@ static void test_aer_completes_from_another_thread_and_on_close(void)
 static void test_an_event_for_a_host_that_does_not_read_holds_no_other_thread(void)
 {
 	struct th *th = th_setup(0);
-	struct nvme_sqe aec = { .opc = NVME_ADMIN_SET_FEATURES, .cdw10 = NVME_FEAT_ASYNC_EVENT,
-				.cdw11 = NVME_CTRL_OAES_NS_ATTR };
-	struct nvme_tcp_cmd_pdu aer = { .hdr.type = NVME_TCP_CMD };
 	const uint32_t len = 32 * 1024;
 	uint64_t t0, raised_ms;
 	bool got_aer = false;
@@ -1161,11 +1165,7 @@ static void test_an_event_for_a_host_that_does_not_read_holds_no_other_thread(vo
 	th->fd = tcp_pair_serve(th->port, 16384);
 	CU_ASSERT_FATAL(th->fd >= 0);
 	th_admin_up(th, 0, SUBNQN, 0, 0);
-	CU_ASSERT(th_cmd(th, &aec, NULL, 0, NULL, 0, false, NULL) == 0);
-	aer.cmd.opc = NVME_ADMIN_ASYNC_EVENT;
-	aer.cmd.flags = NVME_CMD_PSDT_SGL_MPTR_CONTIG;
-	aer.cmd.cid = 500;
-	th_send_pdu(th, &aer, sizeof(aer), NULL, 0);
+	th_aers_held(th, 500, 1);
 	/* 512 KiB of log pages the host does not read: the connection's thread waits in its send. */
 	for (int i = 0; i < 16; i++) {
 		struct nvme_sqe sqe = { .opc = NVME_ADMIN_GET_LOG_PAGE, .cdw10 = NVME_LOG_SMART | (len / 4 - 1) << 16 };

@@ -948,6 +948,16 @@ out:
 	return ok;
 }
 
+/* A group's summary line, "NAME: OK/NR checks as expected", after why it could not run (@ok < 0); whether all were. */
+static bool checks_report(const char *name, int ok, int nr, const char *err)
+{
+	if (ok < 0)
+		printf("%s: could not run: %s\n", name, err);
+	printf("%s: %d/%d checks as expected\n", name, ok < 0 ? 0 : ok, nr);
+	fflush(stdout);
+	return ok == nr;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int ok = 0;
@@ -998,30 +1008,18 @@ int main(int argc, char **argv)
 	}
 	printf("ksgl: %u/%zu cases as the table says\n", ok, KSGL_NR_CASES);
 	disc_ok = run_disconnect_case(disc_err, sizeof(disc_err));
-	if (disc_ok < 0)
-		printf("disconnect: could not run: %s\n", disc_err);
-	printf("disconnect: %d/%d checks as expected\n", disc_ok < 0 ? 0 : disc_ok, DISC_NR_CHECKS);
-	fflush(stdout);
-	all = ok == KSGL_NR_CASES && disc_ok == DISC_NR_CHECKS;
+	all = ok == KSGL_NR_CASES && checks_report("disconnect", disc_ok, DISC_NR_CHECKS, disc_err);
 	if (idle_s) {
 		char idle_err[256] = "";
 		int idle_ok = run_idle_cases(idle_s, idle_err, sizeof(idle_err));
 
-		if (idle_ok < 0)
-			printf("idle: could not run: %s\n", idle_err);
-		printf("idle: %d/%d checks as expected\n", idle_ok < 0 ? 0 : idle_ok, IDLE_NR_CHECKS);
-		fflush(stdout);
-		all = all && idle_ok == IDLE_NR_CHECKS;
+		all = checks_report("idle", idle_ok, IDLE_NR_CHECKS, idle_err) && all;
 	}
 	if (target_pid) {
 		char pin_err[256] = "";
 		int pin_ok = run_pin_cases(target_pid, pin_err, sizeof(pin_err));
 
-		if (pin_ok < 0)
-			printf("pin: could not run: %s\n", pin_err);
-		printf("pin: %d/%d checks as expected\n", pin_ok < 0 ? 0 : pin_ok, PIN_NR_CHECKS);
-		fflush(stdout);
-		all = all && pin_ok == PIN_NR_CHECKS;
+		all = checks_report("pin", pin_ok, PIN_NR_CHECKS, pin_err) && all;
 	}
 	icd_ok = run_icd_cases(icd_err, sizeof(icd_err));
 	if (icd_ok == -2) {
