@@ -49,6 +49,19 @@ static void ns_default_ids(const struct ernic_target *tgt, struct ernic_ns *ns)
 	ns->uuid[8] = (uint8_t)((ns->uuid[8] & 0x3F) | 0x80);
 }
 
+/*
+ * Zero a free slot for a new namespace, all but its state. Its fields are ours
+ * until the state is published, but every lookup and flush reads the state of
+ * every slot (ernic_target_ns()), so that one is left to atomic stores.
+ */
+static void ns_clear(struct ernic_ns *ns)
+{
+	size_t state_end = offsetof(struct ernic_ns, state) + sizeof(ns->state);
+
+	memset(ns, 0, offsetof(struct ernic_ns, state));
+	memset((uint8_t *)ns + state_end, 0, sizeof(*ns) - state_end);
+}
+
 int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct ernic_backend_cfg *cfg,
 			 const struct ernic_ns_ids *ids, char *err, size_t errlen)
 {
@@ -68,8 +81,7 @@ int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct e
 		snprintf(err, errlen, "ana_group %u: must be 1..%u", ids->anagrpid, ERNIC_MAX_ANA_GROUPS);
 		return -EINVAL;
 	}
-	/* A free slot is read by no queue: its fields are ours until the state is published. */
-	memset(ns, 0, sizeof(*ns));
+	ns_clear(ns);
 	ns->fd = -1;
 	ns->nsid = nsid;
 	ns->anagrpid = 1;
@@ -294,9 +306,15 @@ void ernic_target_quiesce(struct ernic_target *tgt)
 	quiesce_wait(tgt, true);
 }
 
-uint32_t ernic_target_nr_ns(const struct ernic_target *tgt)
+/* Under the lock namespace add and remove change it under: the control thread may be serving one. */
+uint32_t ernic_target_nr_ns(struct ernic_target *tgt)
 {
-	return tgt->nr_ns;
+	uint32_t n;
+
+	pthread_mutex_lock(&tgt->lock);
+	n = tgt->nr_ns;
+	pthread_mutex_unlock(&tgt->lock);
+	return n;
 }
 
 /*

@@ -222,7 +222,7 @@ const char *ernic_target_subnqn(const struct ernic_target *tgt);
 #define ERNIC_MAX_NS 8
 int ernic_target_add_ns(struct ernic_target *tgt, const struct ernic_backend_cfg *cfg, char *err,
 			size_t errlen);
-uint32_t ernic_target_nr_ns(const struct ernic_target *tgt);
+uint32_t ernic_target_nr_ns(struct ernic_target *tgt);
 /**
  * ernic_target_remove_ns() - take namespace @nsid away while hosts run I/O
  *
