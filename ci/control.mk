@@ -4,6 +4,6 @@
 
 .PHONY: test-control
 test-more: test-control
-test-control: $(BUILD)/ernicd $(BUILD)/ernicctl
+test-control: $(BUILD)/ernicd $(BUILD)/ernicctl $(TCP_BENCH)
 	ci/deps.sh control
 	BUILD=$(BUILD) ci/test-control

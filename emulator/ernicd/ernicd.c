@@ -703,9 +703,22 @@ int main(int argc, char **argv)
 	ernic_control_destroy(ctl);
 	ernic_target_put(tgt);
 	ernic_nvmf_destroy(nvmf);
-	if (trace && fclose(trace)) {
-		fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, o.trace, strerror(errno));
-		status = 1;
+	if (trace) {
+		/*
+		 * A write that failed during the run (a full disk) leaves records
+		 * out of the file even when the last flush went: the stream's
+		 * error flag says so, which fclose() does not.
+		 */
+		bool lost = ferror(trace);
+
+		if (fclose(trace)) {
+			fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, o.trace, strerror(errno));
+			status = 1;
+		} else if (lost) {
+			fprintf(stderr, "%s: writing --trace '%s' failed during the run: records are missing from it\n",
+				ERNICD, o.trace);
+			status = 1;
+		}
 	}
 	fprintf(stderr, "%s: stopped\n", ERNICD);
 	return status;
