@@ -343,6 +343,27 @@ static void gen_backend_parse(void)
 	}
 }
 
+/* ------------------------------------------------- control requests (JSON) */
+
+static void gen_json(void)
+{
+	static const char *const seeds[] = {
+		"{\"method\":\"list\"}",
+		"{\"method\":\"namespace_add\",\"params\":{\"nqn\":\"nqn.2026-11.io.ernic:b\","
+		"\"backend\":\"size=4M\",\"nsid\":4,\"ana_group\":3}}",
+		"[{\"method\":\"subsystem_add\",\"params\":{\"nqn\":\"nqn.x\",\"any_host\":true,"
+		"\"allow_hosts\":[\"h1\",\"h2\"]}},{\"method\":\"listener_add\",\"params\":"
+		"{\"traddr\":\"127.0.0.1\",\"trsvcid\":0}}]",
+		" { \"s\" : \"\\u00e9\\\"\\\\\\/\\b\\f\\n\\r\\t\\ud83d\\ude00\" , \"n\" : -9223372036854775808 , \"z\" : null } ",
+	};
+	char name[32];
+
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(seeds); i++) {
+		snprintf(name, sizeof(name), "request%zu", i);
+		seed_write("fuzz_json", name, seeds[i], strlen(seeds[i]));
+	}
+}
+
 /* ------------------------------------------------------------ MR and SGL */
 
 static void op(struct seed *s, uint8_t code, uint8_t a, uint8_t b, uint8_t c, uint32_t u1, uint32_t u2, uint8_t d,
@@ -398,6 +419,7 @@ int main(int argc, char **argv)
 	gen_tcp_pdu();
 	gen_req_exec();
 	gen_backend_parse();
+	gen_json();
 	gen_mr_sgl();
 	return 0;
 }
