@@ -106,16 +106,26 @@ rdma_connect() { # rdma_connect NQN [EXTRA-ARGS...]: connect over RDMA, wait for
 # holds one registered region per entry): nvme-rdma gives every queue a pool of queue_size fast-registration MRs,
 # so with N I/O queues of Q entries and the 32-entry admin queue it holds N * Q + 32, which is (N + 1) * Q when
 # the admin queue is counted at the I/O size. Kernel MRs are listed with comm [nvme_rdma].
+# The kernel's listing resumes each netlink message at a position, not at an MR: MRs freed meanwhile (a target
+# closing the queues of the association before) shift later ones out of it. So the listing is read until two in
+# a row agree, at most ten times.
 rdma_check_mrs() { # rdma_check_mrs WHAT: count $CTRL's host MRs, fail unless they match the formula
-	local n q host tgt want
+	local n q host tgt want prev i
 	n=$(($(cat "/sys/class/nvme/$CTRL/queue_count") - 1))
 	q=$(($(cat "/sys/class/nvme/$CTRL/sqsize") + 1))
-	$RDMA_TOOL resource show mr >"$RESULTS/$PHASE-mr-$n.txt" 2>&1 || {
-		cat "$RESULTS/$PHASE-mr-$n.txt"
-		fail "rdma resource show mr failed"
-	}
-	host=$(grep -c 'comm \[nvme_rdma\]' "$RESULTS/$PHASE-mr-$n.txt" || true)
-	tgt=$(grep -c 'comm ernicd' "$RESULTS/$PHASE-mr-$n.txt" || true)
+	prev=x
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		$RDMA_TOOL resource show mr >"$RESULTS/$PHASE-mr-$n.txt" 2>&1 || {
+			cat "$RESULTS/$PHASE-mr-$n.txt"
+			fail "rdma resource show mr failed"
+		}
+		host=$(grep -c 'comm \[nvme_rdma\]' "$RESULTS/$PHASE-mr-$n.txt" || true)
+		tgt=$(grep -c 'comm ernicd' "$RESULTS/$PHASE-mr-$n.txt" || true)
+		[ "$host $tgt" = "$prev" ] && break
+		[ "$i" -gt 1 ] && log "MR listings $((i - 1)) and $i differ (host and target MRs: $prev, then $host $tgt)"
+		prev="$host $tgt"
+		sleep 0.3
+	done
 	want=$((n * q + RDMA_ADMIN_QUEUE_SIZE))
 	log "MR budget ($1): N=$n I/O queues of $q entries: host MRs $host, formula N*Q+32 = $want" \
 		"((N+1)*Q = $(((n + 1) * q))); target MRs $tgt"
