@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "log.h"
 
 struct json_reader {
 	const char *text;
@@ -149,9 +150,11 @@ static int json_members(struct json_reader *r, struct json *v, int depth, bool o
 			/* Readers disagree on which of two same-named members wins (jq: the last): refuse both. */
 			for (const struct json *o = v->child; o != m; o = o->next)
 				if (!strcmp(o->key, m->key)) {
-					char what[96];
+					/* The name as ernic_log_str() shows it: decoded, it may hold a newline. */
+					char name[4 * 64 + 1], what[sizeof(name) + 32];
 
-					snprintf(what, sizeof(what), "member '%.64s' given twice", m->key);
+					ernic_log_str(m->key, name, sizeof(name));
+					snprintf(what, sizeof(what), "member '%s' given twice", name);
 					return json_fail(r, what);
 				}
 			json_skip_ws(r);
