@@ -153,8 +153,8 @@ static int json_members(struct json_reader *r, struct json *v, int depth, bool o
 					/* The name as ernic_log_str() shows it: decoded, it may hold a newline. */
 					char name[4 * 64 + 1], what[sizeof(name) + 32];
 
-					ernic_log_str(m->key, name, sizeof(name));
-					snprintf(what, sizeof(what), "member '%s' given twice", name);
+					snprintf(what, sizeof(what), "member '%s' given twice",
+						 *m->key ? ernic_log_str(m->key, name, sizeof(name)) : "");
 					return json_fail(r, what);
 				}
 			json_skip_ws(r);
