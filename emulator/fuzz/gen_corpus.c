@@ -325,6 +325,17 @@ static void gen_req_exec(void)
 
 /* --------------------------------------------------------- backend strings */
 
+/* Text seeds of @target, one file each, named @prefix0, @prefix1, ... */
+static void seed_strings(const char *target, const char *prefix, const char *const *seeds, size_t n)
+{
+	char name[32];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%zu", prefix, i);
+		seed_write(target, name, seeds[i], strlen(seeds[i]));
+	}
+}
+
 static void gen_backend_parse(void)
 {
 	static const char *const seeds[] = {
@@ -335,12 +346,8 @@ static void gen_backend_parse(void)
 		" nvmeof : size = 2T , queues = 15 ",
 		"nvmeof",
 	};
-	char name[32];
 
-	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(seeds); i++) {
-		snprintf(name, sizeof(name), "string%zu", i);
-		seed_write("fuzz_backend_parse", name, seeds[i], strlen(seeds[i]));
-	}
+	seed_strings("fuzz_backend_parse", "string", seeds, ERNIC_ARRAY_SIZE(seeds));
 }
 
 /* ------------------------------------------------- control requests (JSON) */
@@ -356,12 +363,8 @@ static void gen_json(void)
 		"{\"traddr\":\"127.0.0.1\",\"trsvcid\":0}}]",
 		" { \"s\" : \"\\u00e9\\\"\\\\\\/\\b\\f\\n\\r\\t\\ud83d\\ude00\" , \"n\" : -9223372036854775808 , \"z\" : null } ",
 	};
-	char name[32];
 
-	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(seeds); i++) {
-		snprintf(name, sizeof(name), "request%zu", i);
-		seed_write("fuzz_json", name, seeds[i], strlen(seeds[i]));
-	}
+	seed_strings("fuzz_json", "request", seeds, ERNIC_ARRAY_SIZE(seeds));
 }
 
 /* ------------------------------------------------------------ MR and SGL */
