@@ -279,9 +279,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			parse_listen(optarg, o);
 			break;
 		case OPT_NQN:
-			/* An NQN is at most 223 bytes (Base 4.5) and must fit the 256-byte field. */
-			if (!optarg[0] || strlen(optarg) > 223)
-				bad_arg("--nqn", optarg, "must be 1..223 characters");
+			if (ernic_nqn_invalid(optarg))
+				bad_arg("--nqn", optarg, ernic_nqn_invalid(optarg));
 			o->nqn = optarg;
 			break;
 		case OPT_BACKEND:
@@ -290,8 +289,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			o->backends[o->nr_backends++] = optarg;
 			break;
 		case OPT_ALLOW:
-			if (!optarg[0] || strlen(optarg) > 223)
-				bad_arg("--allow-host", optarg, "must be 1..223 characters");
+			if (ernic_nqn_invalid(optarg))
+				bad_arg("--allow-host", optarg, ernic_nqn_invalid(optarg));
 			if (o->nr_allow == ERNICD_MAX_ALLOW)
 				bad_arg("--allow-host", optarg, "too many hosts");
 			o->allow[o->nr_allow++] = optarg;

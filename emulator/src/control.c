@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "log.h"
 #include "target.h"
 #include "ernic/control.h"
 
@@ -249,8 +250,8 @@ static int m_subsystem_add(struct ernic_control *ctl, const struct json *params,
 	if (hosts && hosts->type != JSON_ARRAY)
 		return fail(e, -EINVAL, "allow_hosts: must be an array of host NQNs");
 	for (const struct json *h = hosts ? hosts->child : NULL; h; h = h->next) {
-		if (h->type != JSON_STRING || !h->str[0] || strlen(h->str) > 223)
-			return fail(e, -EINVAL, "allow_hosts: each must be a host NQN of 1..223 characters");
+		if (h->type != JSON_STRING)
+			return fail(e, -EINVAL, "allow_hosts: each must be a host NQN");
 		if (n == 64)
 			return fail(e, -EINVAL, "allow_hosts: at most 64 hosts");
 		list[n++] = h->str;
@@ -715,6 +716,8 @@ static int ctl_run(struct ernic_control *ctl, const struct json *req, struct ctl
 	if (!rc && res.failed)
 		rc = fail(e, -ENOMEM, "out of memory");
 	if (rc) {
+		/* Values are quoted as given: escaped here, once, for every method. */
+		ernic_err_one_line(e->msg, sizeof(e->msg));
 		outf(o, "{\"error\":{\"code\":%d,\"message\":", -rc);
 		out_str(o, e->msg);
 		outf(o, "}}");
@@ -791,8 +794,11 @@ int ernic_control_load(struct ernic_control *ctl, const char *path, char *err, s
 		rc = ctl_run(ctl, req, &o, &e);
 		free(o.p);
 		if (rc) {
+			char method[64];
+
 			snprintf(err, errlen, "config '%s': request %u (%s): %s", path, idx,
-				 m && m->type == JSON_STRING ? m->str : "?", e.msg);
+				 m && m->type == JSON_STRING ? ernic_log_str(m->str, method, sizeof(method)) : "?",
+				 e.msg);
 			break;
 		}
 	}

@@ -119,12 +119,66 @@ static uint32_t target_free_nsid(const struct ernic_target *tgt)
 	return 0;
 }
 
+const char *ernic_nqn_invalid(const char *nqn)
+{
+	size_t len = strlen(nqn);
+
+	if (!len || len > 223)
+		return "must be 1..223 characters";
+	for (const unsigned char *p = (const unsigned char *)nqn; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return "must not contain control characters";
+	return NULL;
+}
+
+/* An Identify ASCII field (SN, MN) holds printable ASCII only (Base 1.5), at most @max bytes. */
+static bool identify_ascii_ok(const char *s, size_t max)
+{
+	if (strlen(s) > max)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			return false;
+	return true;
+}
+
+/* What @opts names, checked before anything is allocated: one line naming the key and value. */
+static int target_opts_check(const struct ernic_target_opts *opts, char *err, size_t errlen)
+{
+	const char *why;
+
+	if (!opts)
+		return 0;
+	if (opts->subnqn && (why = ernic_nqn_invalid(opts->subnqn))) {
+		snprintf(err, errlen, "nqn '%s': %s", opts->subnqn, why);
+		return -EINVAL;
+	}
+	if (opts->serial && !identify_ascii_ok(opts->serial, 20)) {
+		snprintf(err, errlen, "serial '%s': at most 20 printable ASCII characters", opts->serial);
+		return -EINVAL;
+	}
+	if (opts->model && !identify_ascii_ok(opts->model, 40)) {
+		snprintf(err, errlen, "model '%s': at most 40 printable ASCII characters", opts->model);
+		return -EINVAL;
+	}
+	for (const char *const *h = opts->allow_hosts; h && *h; h++) {
+		if ((why = ernic_nqn_invalid(*h))) {
+			snprintf(err, errlen, "allow_hosts '%s': %s", *h, why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int ernic_target_alloc(const struct ernic_backend_cfg *cfg, const struct ernic_target_opts *opts,
 		       struct ernic_target **out, char *err, size_t errlen)
 {
 	struct ernic_target *tgt;
 	uint32_t hash = 2166136261u;
+	int rc = target_opts_check(opts, err, errlen);
 
+	if (rc)
+		return rc;
 	tgt = calloc(1, sizeof(*tgt));
 	if (!tgt) {
 		snprintf(err, errlen, "Error: out of memory creating the target");

@@ -94,3 +94,13 @@ const char *ernic_log_str(const char *s, char *out, size_t len)
 	out[o] = '\0';
 	return out;
 }
+
+void ernic_err_one_line(char *msg, size_t len)
+{
+	char raw[ERNIC_ERRLEN];
+
+	if (!*msg)
+		return;
+	snprintf(raw, sizeof(raw), "%s", msg);
+	ernic_log_str(raw, msg, len);
+}

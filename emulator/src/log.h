@@ -59,5 +59,11 @@ void ernic_log_flush(struct ernic_log *log, bool force);
  * returns @out, or "" quoted for an empty @s.
  */
 const char *ernic_log_str(const char *s, char *out, size_t len);
+/*
+ * An error message that quotes what an operator or a peer sent, made one
+ * line in place as ernic_log_str() shows a string (cut at @len): a control
+ * client prints it, and a newline in a path or an address would make it two.
+ */
+void ernic_err_one_line(char *msg, size_t len);
 
 #endif /* ERNIC_SRC_LOG_H */

@@ -164,21 +164,9 @@ int ernic_nvmf_subsys_add(struct ernic_nvmf *nvmf, const struct ernic_target_opt
 	struct ernic_target *tgt;
 	int slot = -1, rc;
 
-	/* An NQN is at most 223 bytes (Base 4.5) */
-	if (!nqn[0] || strlen(nqn) > 223) {
-		snprintf(err, errlen, "nqn '%s': must be 1..223 characters", nqn);
-		return -EINVAL;
-	}
+	/* The NQN's own rules, the serial and the model are ernic_target_alloc()'s. */
 	if (!strcmp(nqn, NVMF_DISC_NQN)) {
 		snprintf(err, errlen, "nqn '%s': is the discovery NQN, served on every port already", nqn);
-		return -EINVAL;
-	}
-	if (opts && opts->serial && strlen(opts->serial) > 20) {
-		snprintf(err, errlen, "serial '%s': at most 20 characters", opts->serial);
-		return -EINVAL;
-	}
-	if (opts && opts->model && strlen(opts->model) > 40) {
-		snprintf(err, errlen, "model '%s': at most 40 characters", opts->model);
 		return -EINVAL;
 	}
 	rc = ernic_target_alloc(&nvmf->home->cfg, opts, &tgt, err, errlen);

@@ -763,6 +763,49 @@ static void test_resize_beyond_the_largest_namespace_is_refused(void)
 	fx_down(&fx);
 }
 
+/*
+ * What a host prints is checked before a subsystem exists: an NQN of 1..223
+ * bytes without control characters, SN and MN printable ASCII (a newline in
+ * one used to reach Identify and every discovery log as it was).
+ */
+static void test_subsystem_names_a_host_would_print_badly_are_refused(void)
+{
+	static const char *const hosts[] = { "nqn.h:1", "nqn.h:\r2", NULL };
+	const struct {
+		struct ernic_target_opts opts;
+		const char *why;
+	} bad[] = {
+		{ { .subnqn = "" }, "nqn '': must be 1..223" },
+		{ { .subnqn = "nqn.2026-11.io.ernic:a\nb" }, "nqn 'nqn.2026-11.io.ernic:a\nb': must not contain control" },
+		{ { .subnqn = "nqn.2026-11.io.ernic:a\x7f" }, "must not contain control" },
+		{ { .subnqn = NQN_A "x", .serial = "SN\t1" }, "serial 'SN\t1': at most 20 printable ASCII" },
+		{ { .subnqn = NQN_A "x", .serial = "123456789012345678901" }, "serial '123456789012345678901'" },
+		{ { .subnqn = NQN_A "x", .model = "model \xc3\xa9" }, "model 'model \xc3\xa9': at most 40 printable" },
+		{ { .subnqn = NQN_A "x", .allow_hosts = hosts },
+		  "allow_hosts 'nqn.h:\r2': must not contain control" },
+	};
+	struct fx fx;
+	char err[ERNIC_ERRLEN];
+
+	fx_up(&fx, false);
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(bad); i++) {
+		struct ernic_target *tgt = NULL;
+
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(ernic_nvmf_subsys_add(fx.nvmf, &bad[i].opts, &tgt, err, sizeof(err)), -EINVAL);
+		CU_ASSERT_PTR_NULL(tgt);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].why));
+	}
+	/* Nothing was added, and the same names made printable are taken. */
+	CU_ASSERT_PTR_NULL(ernic_nvmf_subsys_get(fx.nvmf, "nqn.2026-11.io.ernic:a\nb"));
+	CU_ASSERT_EQUAL(ernic_nvmf_subsys_add(fx.nvmf,
+					      &(struct ernic_target_opts){ .subnqn = NQN_A "x", .serial = "SN 1",
+									   .model = "model e" },
+					      NULL, err, sizeof(err)),
+			0);
+	fx_down(&fx);
+}
+
 /* A TCP port number free on loopback right now. */
 static uint16_t free_tcp_port(void)
 {
@@ -864,4 +907,5 @@ UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_su
 	UT_CASE(test_inactive_nsid_reads_as_zeroes_and_a_path_error_is_logged_without_dnr),
 	UT_CASE(test_control_listener_at_an_rdma_ports_address_is_a_tcp_port_of_its_own),
 	UT_CASE(test_resize_beyond_the_largest_namespace_is_refused),
+	UT_CASE(test_subsystem_names_a_host_would_print_badly_are_refused),
 	UT_CASE(test_removing_a_listener_fails_the_controllers_reached_through_it_only))

@@ -195,6 +195,12 @@ struct ernic_target_opts {
 	const char *model;
 };
 
+/*
+ * Why @nqn cannot name a subsystem or a host, or NULL: 1..223 bytes (Base
+ * 4.5), and no control characters, since every host and tool prints it.
+ */
+const char *ernic_nqn_invalid(const char *nqn);
+
 /**
  * ernic_target_create() - a subsystem with the namespace @cfg describes
  *
