@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "log.h"
 #include "target.h"
 
 struct ernic_test_hooks ernic_test_hooks;
@@ -301,4 +302,17 @@ uint16_t ernic_fabrics_exec(struct ernic_req *req)
 		/* No in-band authentication is offered. */
 		return NVME_SC_INVALID_OPCODE;
 	}
+}
+
+const char *ernic_connect_hostnqn_str(const struct nvmf_connect_data *data, char *out, size_t len)
+{
+	char raw[NVMF_NQN_SIZE];
+
+	if (!data) {
+		snprintf(out, len, "?");
+		return out;
+	}
+	memcpy(raw, data->hostnqn, sizeof(raw) - 1);
+	raw[sizeof(raw) - 1] = '\0';
+	return ernic_log_str(raw, out, len);
 }

@@ -519,6 +519,12 @@ uint16_t ernic_io_check(const struct ernic_req *req, uint64_t *ns_gen);
 void *ernic_io_h2c_in_place(const struct ernic_req *req, uint32_t len);
 /* ernic_req_check() for a Fabrics command: queue state, and for Connect its format and data length. */
 uint16_t ernic_fabrics_check(const struct ernic_req *req);
+/*
+ * The host NQN a Connect's @data claims, as a transport's log lines show it
+ * (ernic_log_str(): its 256 bytes need not end in a NUL and are the host's
+ * to choose); "?" without data. @out holds at least NVMF_NQN_SIZE * 4 bytes.
+ */
+const char *ernic_connect_hostnqn_str(const struct nvmf_connect_data *data, char *out, size_t len);
 
 /* ------------------------------ admin helpers shared with discovery_cmd.c */
 

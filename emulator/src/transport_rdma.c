@@ -514,7 +514,7 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&r->req.sqe;
 	const struct nvmf_connect_data *data = NULL;
 	uint16_t status = nvme_cqe_status(&r->req.cqe);
-	char claimed[sizeof(q->hostnqn)] = "?";
+	char claimed[sizeof(q->hostnqn)];
 	void *icd;
 
 	/*
@@ -524,17 +524,10 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	 */
 	if (nvmf_rdma_map_data(&r->req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &icd) == NVME_SC_SUCCESS)
 		data = icd;
-	if (data) {
-		char raw[NVMF_NQN_SIZE];
-
-		/* The host's 256 bytes need not end in a NUL. */
-		memcpy(raw, data->hostnqn, sizeof(raw) - 1);
-		raw[sizeof(raw) - 1] = '\0';
-		ernic_log_str(raw, claimed, sizeof(claimed));
-		/* A later Connect on a connected queue (refused) does not rename its host. */
-		if (!q->connected)
-			memcpy(q->hostnqn, claimed, sizeof(claimed));
-	}
+	ernic_connect_hostnqn_str(data, claimed, sizeof(claimed));
+	/* A later Connect on a connected queue (refused) does not rename its host. */
+	if (data && !q->connected)
+		memcpy(q->hostnqn, claimed, sizeof(claimed));
 	if (status) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, q->peer, ernic_status_str(status));

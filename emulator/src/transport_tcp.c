@@ -1092,18 +1092,16 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	const struct nvmf_connect_data *data = treq->h2c_map;
 
 	uint16_t status = nvme_cqe_status(&treq->req.cqe);
+	char claimed[sizeof(conn->hostnqn)];
 
-	if (data) {
-		char raw[NVMF_NQN_SIZE];
-
-		memcpy(raw, data->hostnqn, sizeof(raw) - 1);
-		raw[sizeof(raw) - 1] = '\0';
-		ernic_log_str(raw, conn->hostnqn, sizeof(conn->hostnqn));
-	}
+	ernic_connect_hostnqn_str(data, claimed, sizeof(claimed));
+	/* A later Connect on a connected queue (refused) does not rename its host. */
+	if (data && !conn->connected)
+		memcpy(conn->hostnqn, claimed, sizeof(claimed));
 	if (status) {
 		/* Worth a line: an allow list or a wrong NQN shows up here first. */
 		ernic_log(&conn->port->log, TCP_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
-			data ? conn->hostnqn : "?", cmd->qid, conn->peer, ernic_status_str(status));
+			  claimed, cmd->qid, conn->peer, ernic_status_str(status));
 		return;
 	}
 	conn->connected = true;
