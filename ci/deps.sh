@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a group of targets needs, saying what is installed.
-# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts regress control browser workflows fuzz perf)
+# Usage: ci/deps.sh GROUP...   (build engine suites lane blktests playbooks charts regress control browser workflows fuzz perf lint)
 set -eu
 pkgs=""
 for group in "$@"; do
@@ -18,6 +18,7 @@ for group in "$@"; do
 	workflows) pkgs="$pkgs yamllint make" ;;
 	fuzz) pkgs="$pkgs clang-14 libfuzzer-14-dev libclang-rt-14-dev" ;;
 	perf) pkgs="$pkgs linux-perf" ;;
+	lint) pkgs="$pkgs shellcheck git" ;;
 	*) echo "ci/deps.sh: unknown group '$group'" >&2; exit 2 ;;
 	esac
 done

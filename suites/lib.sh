@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # CSV_AWK, JOB_AWK: read by the scripts that source it
 # suites/lib.sh - what every script that writes or checks the results CSVs shares.
 #
 # Source it from bash:  . "$REPO/suites/lib.sh"

@@ -200,6 +200,7 @@ setup_system() {
 	ROUNDS=$(cmdline_opt ernic.rounds 1)
 	COMMIT=$(cmdline_opt ernic.commit unknown)
 	ERNICD_MDTS=$(cmdline_opt ernic.mdts nvmet)
+	# shellcheck disable=SC2034 # read by phase-rdma.sh, sourced
 	ERNICD_RDMA_ICD=$(cmdline_opt ernic.rdma_icd nvmet)
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus all)
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi

@@ -203,6 +203,7 @@ ctl_ana() {
 
 phase_ctl() {
 	local pid
+	# shellcheck disable=SC2034 # guest-init.sh's log() and fail() name it
 	PHASE=ctl
 	ERNICD_LOG=$RESULTS/ernicd-ctl.log
 	echo "ctl start" >/run/lane-step

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # ci/lane/ratio-csv.sh - results/lane-ratio.csv for ci/lane/run.sh: its header is suites/csv-columns'
 # "lane-ratio" line. Sourced by bash after suites/lib.sh.
 #

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # tmp, pfx: run.sh's, which sources this
 # playbooks/tests/lad.sh - lad.yml's checks, sourced by playbooks/tests/run.sh (its play, fail, show, $tmp, $pfx).
 #
 # This machine has no nvme-tcp, so no initiator connects and fabric-collect cannot run here (the QEMU lane runs

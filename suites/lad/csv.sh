@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # LAD_*: read by the scripts that source it
 # suites/lad/csv.sh - results/lad.csv, and the smallest baseline that has a LAD, for suites/lad/report
 # (in-process) and suites/lad/fabric-report (/dev/nvme over a fabric): the CSV's header is suites/csv-columns'
 # "lad" line. Sourced by bash after suites/lib.sh.
