@@ -178,6 +178,14 @@ static void parse_listen(const char *arg, struct ernicd_opts *o)
 }
 
 /* A decimal in [min, max], else exit 2 naming the option and the value. */
+/* A file or socket path option: any text but the empty one. */
+static const char *parse_path(const char *opt, const char *arg)
+{
+	if (!arg[0])
+		bad_arg(opt, arg, "empty path");
+	return arg;
+}
+
 static unsigned int parse_uint(const char *opt, const char *arg, unsigned long min, unsigned long max)
 {
 	char *end, why[64];
@@ -296,19 +304,13 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			o->allow[o->nr_allow++] = optarg;
 			break;
 		case OPT_STATS:
-			if (!optarg[0])
-				bad_arg("--stats", optarg, "empty path");
-			o->stats = optarg;
+			o->stats = parse_path("--stats", optarg);
 			break;
 		case OPT_CONFIG:
-			if (!optarg[0])
-				bad_arg("--config", optarg, "empty path");
-			o->config = optarg;
+			o->config = parse_path("--config", optarg);
 			break;
 		case OPT_CONTROL:
-			if (!optarg[0])
-				bad_arg("--control", optarg, "empty path");
-			o->control = optarg;
+			o->control = parse_path("--control", optarg);
 			break;
 		case OPT_MAX_CONNS:
 			o->max_connections = parse_uint("--max-connections", optarg, 1, 65536);
@@ -317,9 +319,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			o->idle_timeout_s = parse_uint("--idle-timeout", optarg, 1, 3600);
 			break;
 		case OPT_TRACE:
-			if (!optarg[0])
-				bad_arg("--trace", optarg, "empty path");
-			o->trace = optarg;
+			o->trace = parse_path("--trace", optarg);
 			break;
 		case OPT_TRACE_SAMPLE:
 			o->trace_sample = parse_uint("--trace-sample", optarg, 1, 1000000);
