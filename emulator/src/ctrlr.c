@@ -1114,6 +1114,7 @@ void ernic_sq_init(struct ernic_sq *sq, struct ernic_target *tgt, const struct e
 	sq->tgt = tgt;
 	sq->ops = ops;
 	sq->transport = transport;
+	sq->qid_expected = ERNIC_SQ_QID_ANY;
 	ernic_target_get(tgt);
 	pthread_mutex_lock(&tgt->lock);
 	sq->live_next = tgt->live_sqs;

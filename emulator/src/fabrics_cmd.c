@@ -55,6 +55,8 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
 	status = ernic_fabrics_check(req);
 	if (status)
 		return status;
+	if (sq->qid_expected != ERNIC_SQ_QID_ANY && cmd->qid != sq->qid_expected)
+		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
 	status = ernic_req_map_data_exact(req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &buf);
 	if (status)
 		return status;

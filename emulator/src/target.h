@@ -251,6 +251,7 @@ static inline void ernic_stat_add(_Atomic uint64_t *stat, uint64_t n)
  * the core sees it. A transport embeds it in its own queue and calls
  * ernic_sq_init() before the Connect arrives.
  */
+#define ERNIC_SQ_QID_ANY UINT32_MAX
 struct ernic_sq {
 	struct ernic_target *tgt;
 	struct ernic_ctrlr *ctrlr; /* set by Connect */
@@ -277,6 +278,14 @@ struct ernic_sq {
 	 * the subsystem the Connect names only if that port links it.
 	 */
 	uint16_t portid;
+	/*
+	 * The QID the transport set the queue up for before its Connect
+	 * (NVMe/RDMA's CM private data, the in-process queue pair's), which
+	 * sized it: the Connect must name the same (connect_check()), so a host
+	 * cannot size an admin queue as an I/O queue. ERNIC_SQ_QID_ANY where the
+	 * transport learns none (NVMe/TCP). Set by the transport after ernic_sq_init().
+	 */
+	uint32_t qid_expected;
 	/*
 	 * ANA state of each group as seen through that port (NULL: every group
 	 * optimized); indexed by ANAGRPID, read once per I/O.

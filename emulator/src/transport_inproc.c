@@ -493,6 +493,7 @@ struct ernic_inproc_qpair *ernic_inproc_qpair_create(struct ernic_inproc_port *p
 	pthread_mutex_init(&qp->cq_lock, NULL);
 	ernic_sq_init(&qp->sq, port->tgt, &inproc_ops, qp);
 	qp->sq.portid = port->portid;
+	qp->sq.qid_expected = qid;
 	for (uint32_t i = 0; i < entries; i++)
 		qp->reqs[i].sq = &qp->sq;
 

@@ -992,6 +992,7 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	}
 	ernic_sq_init(&q->sq, port->tgt, &port->ops, q);
 	q->sq.portid = port->portid;
+	q->sq.qid_expected = qid;
 	/* Its Connect is due within the idle timeout: until then it holds registered buffers for no controller. */
 	q->idle_deadline_ns = ernic_now_ns() + port->idle_timeout_ns;
 	rep.crqsize = (uint16_t)nr_recv;

@@ -313,6 +313,32 @@ static bool host_untouched(void)
 
 /* ============================================================== the baseline */
 
+/*
+ * A queue pair is sized for the QID its connection request named (an admin
+ * queue at most 32 entries, an I/O queue up to MQES): a Connect naming
+ * another QID is refused pointing at QID, so a host cannot make an admin
+ * controller, say a discovery one that any host may reach, on a queue pair
+ * sized for I/O (over NVMe/RDMA, with its bounce buffers registered).
+ */
+static void test_a_connect_naming_another_qid_than_its_queue_pair_is_refused(void)
+{
+	struct raw_q q;
+	uint32_t dw0 = 0;
+
+	fx_up();
+	raw_q_open(&q, 1);
+	CU_ASSERT_EQUAL(connect_raw(&q, 0, NVMF_CNTLID_DYNAMIC, &dw0), NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(dw0, NVMF_CONNECT_INVALID_PARAM_DW0(NVMF_CONNECT_IATTR_CMD,
+							    offsetof(struct nvmf_connect_cmd, qid)));
+	raw_q_close(&q);
+	raw_q_open(&q, 0);
+	CU_ASSERT_EQUAL(connect_raw(&q, 2, fx.cntlid, &dw0), NVME_SC_CONNECT_INVALID_PARAM);
+	/* The same queue pair takes the Connect its QID says. */
+	CU_ASSERT_EQUAL(connect_raw(&q, 0, NVMF_CNTLID_DYNAMIC, NULL), NVME_SC_SUCCESS);
+	raw_q_close(&q);
+	fx_down();
+}
+
 static void test_correct_key_moves_data_both_ways(void)
 {
 	struct nvme_sgl_desc sgl;
@@ -1199,6 +1225,7 @@ static void test_rdma_port_refuses_an_mdts_its_slot_buffers_cannot_serve(void)
 #endif
 
 UT_MAIN("rdma", RDMA_PORT_CASES UT_CASE(test_correct_key_moves_data_both_ways),
+	UT_CASE(test_a_connect_naming_another_qid_than_its_queue_pair_is_refused),
 	UT_CASE(test_wrong_key_is_data_transfer_error_and_nothing_moves),
 	UT_CASE(test_stale_key_after_invalidate_is_data_transfer_error),
 	UT_CASE(test_destroyed_region_key_is_data_transfer_error),
