@@ -230,6 +230,15 @@ struct tcp_conn {
 
 	/* Set by a successful Connect (the connection thread only) */
 	bool connected;
+	/*
+	 * Under the port's lock: @queue, a Connect succeeded; @evicted, the
+	 * port took a newer connection in this one's place before that
+	 * (tcp_port_make_room_locked()): it closes at its next check, unless
+	 * its Connect succeeds first.
+	 */
+	bool queue;
+	bool evicted;
+	atomic_bool evict; /* @evicted, as the connection thread reads it without the lock */
 	uint16_t qid;
 	uint16_t cntlid;
 	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
@@ -309,6 +318,7 @@ struct ernic_tcp_port {
 	struct tcp_conn *conns;
 	struct tcp_conn *zombies; /* finished threads, to join */
 	unsigned int nr_conns;
+	unsigned int nr_evicted; /* of @nr_conns, connections evicted and not closed yet */
 };
 
 static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
@@ -1107,6 +1117,15 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	conn->connected = true;
 	conn->qid = cmd->qid;
 	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
+	pthread_mutex_lock(&conn->port->lock);
+	conn->queue = true;
+	if (conn->evicted) {
+		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
+		conn->evicted = false;
+		atomic_store_explicit(&conn->evict, false, memory_order_relaxed);
+		conn->port->nr_evicted--;
+	}
+	pthread_mutex_unlock(&conn->port->lock);
 	if (conn->qid)
 		ernic_trace_queue_start(&conn->port->trace, &conn->tq);
 	pthread_mutex_lock(&conn->lock);
@@ -1172,6 +1191,13 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	 * stopping in the middle of a PDU. An idle connected queue is left to
 	 * keep-alive, as a host with KATO 0 asked for.
 	 */
+	if (!conn->connected && atomic_load_explicit(&conn->evict, memory_order_relaxed)) {
+		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY,
+			  "peer %s: closed: not a queue after %" PRIu64 " ms, with every one of the %u connections taken"
+			  " and a newer one waiting",
+			  conn->peer, (now - conn->opened_ns) / 1000000, port->max_connections);
+		return -EUSERS;
+	}
 	if (!conn->connected && now - conn->opened_ns >= port->idle_timeout_ns) {
 		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
 			port->idle_timeout_ns / 1000000);
@@ -1786,6 +1812,8 @@ static const char *tcp_close_reason(int rc)
 		return "host deleted the queue (Disconnect)";
 	case -ECANCELED:
 		return "a namespace removal waited on a send this slow past --idle-timeout";
+	case -EUSERS:
+		return "its place was given to a newer connection before it became a queue";
 	default:
 		return strerror(-rc);
 	}
@@ -1828,6 +1856,8 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 	conn->next = port->zombies;
 	port->zombies = conn;
 	port->nr_conns--;
+	if (conn->evicted)
+		port->nr_evicted--;
 	pthread_cond_broadcast(&port->cond);
 	pthread_mutex_unlock(&port->lock);
 }
@@ -1888,6 +1918,30 @@ static void tcp_peer_name(int fd, char *buf, size_t len)
 	}
 }
 
+/*
+ * Every place is taken: give the oldest connection that is not a queue yet
+ * (no ICReq, or no Connect) notice to close, and the newcomer its place.
+ * Sockets that never speak would otherwise hold every place for the idle
+ * timeout, and reopened as they close, keep allowed hosts out for as long
+ * as they liked (nvmet-tcp has no limit to hold). Queues are never evicted:
+ * when all places are queues, the newcomer is closed. False: none to evict.
+ */
+static bool tcp_port_make_room_locked(struct ernic_tcp_port *port)
+{
+	struct tcp_conn *oldest = NULL;
+
+	/* Newest first: the last one found is the oldest. */
+	for (struct tcp_conn *c = port->conns; c; c = c->next)
+		if (!c->evicted && !c->queue)
+			oldest = c;
+	if (!oldest)
+		return false;
+	oldest->evicted = true;
+	atomic_store_explicit(&oldest->evict, true, memory_order_relaxed);
+	port->nr_evicted++;
+	return true;
+}
+
 int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 {
 	const struct ernic_backend_cfg *cfg = ernic_target_cfg(port->tgt);
@@ -1935,7 +1989,7 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	tcp_port_reap_locked(port);
 	if (atomic_load(&port->stopping)) {
 		rc = -ESHUTDOWN;
-	} else if (port->nr_conns >= port->max_connections) {
+	} else if (port->nr_conns - port->nr_evicted >= port->max_connections && !tcp_port_make_room_locked(port)) {
 		rc = -EBUSY;
 	} else {
 		rc = -pthread_create(&conn->thread, NULL, tcp_conn_thread, conn);

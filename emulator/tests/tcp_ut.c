@@ -1526,6 +1526,44 @@ static void test_connection_over_max_connections_is_closed_others_keep_working(v
 	th_teardown(th);
 }
 
+/*
+ * At a full port, sockets that are no queue yet give their place to a
+ * newcomer, oldest first (they would otherwise hold every place for the
+ * idle timeout, again and again as they reopen, and keep allowed hosts
+ * out); queues never do, so with every place a queue the newcomer is
+ * closed (the test above).
+ */
+static void test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_queue(void)
+{
+	struct ernic_tcp_port_opts opts = { .max_connections = 2 };
+	struct th *th = th_setup_opts(&opts, NULL);
+	int oldest = th->fd, b[2], d[2];
+
+	/* Two silent sockets fill the port. */
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b) == 0);
+	CU_ASSERT(ernic_tcp_serve_fd(th->port, b[1]) == 0);
+	/* A third is taken; the oldest of the two is closed within a check or two. */
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	CU_ASSERT(closed_within(oldest, 1000));
+	close(oldest);
+	/* The newcomer becomes a queue; the other silent one stays meanwhile. */
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect_as(th, HOSTNQN, SUBNQN, 0, NULL) == 0);
+	CU_ASSERT(!closed_within(b[0], 300));
+	/* A fourth takes the silent one's place, not the queue's. */
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, d) == 0);
+	CU_ASSERT(ernic_tcp_serve_fd(th->port, d[1]) == 0);
+	CU_ASSERT(closed_within(b[0], 1000));
+	close(b[0]);
+	/* The evicted one leaves the count just after its socket closes. */
+	for (int i = 0; i < 100 && ernic_tcp_port_nr_conns(th->port) != 2; i++)
+		usleep(10 * 1000);
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 2);
+	CU_ASSERT(!closed_within(th->fd, 300));
+	close(d[0]);
+	th_teardown(th);
+}
+
 #define SHORT_IDLE_MS 200
 
 static uint16_t th_rsp_status(struct th *th)
@@ -2935,6 +2973,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_discovery_log_of_a_port_on_ipv6_loopback),
 	UT_CASE(test_io_queues_in_parallel),
 	UT_CASE(test_connection_over_max_connections_is_closed_others_keep_working),
+	UT_CASE(test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_queue),
 	UT_CASE(test_idle_socket_that_never_sends_is_closed),
 	UT_CASE(test_busy_socket_that_never_connects_is_closed),
 	UT_CASE(test_half_pdu_header_on_connected_queue_is_closed),

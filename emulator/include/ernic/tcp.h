@@ -102,7 +102,9 @@ struct ernic_tcp_wait_stats {
  * @maxh2cdata: MAXH2CDATA to advertise (0: ERNIC_TCP_MAXH2CDATA); at least 4096
  *	and a multiple of 4, as a Linux host requires
  * @max_connections: connections served at once (0: ERNIC_TCP_MAX_CONNECTIONS);
- *	one more is closed as soon as it is accepted
+ *	one more takes the place of the oldest that is not a queue yet (no
+ *	ICReq or no Connect), which closes within ERNIC_TCP_POLL_MS, and is
+ *	closed at once when every place is a queue
  * @idle_timeout_ms: how long a connection may take to complete ICReq and
  *	Connect, to finish a PDU once it started, and to send the data an R2T
  *	asked for, and to take a read sent from namespace memory once a
