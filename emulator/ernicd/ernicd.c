@@ -109,7 +109,7 @@ static const char usage[] =
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
 	"stops accepting, lets in-flight commands finish, closes every connection, flushes\n"
-	"the namespaces, prints the counters and exits (0, or 1 if a flush failed).\n"
+	"the namespaces, prints the counters and exits (0, or 1 if a flush or the --trace file failed).\n"
 	"Bad arguments exit 2.\n";
 
 struct ernicd_opts {
