@@ -155,8 +155,9 @@
 /*
  * What a slot allocates first: enough for Connect data, admin pages and small
  * writes' in-capsule data. It grows the first time a larger transfer needs it
- * and keeps that, so a socket that never connects costs a few KiB, not an
- * MDTS per slot (tcp_req_buf_reserve()).
+ * and keeps that up to the default MDTS transfer (tcp_req_put_locked()), so a
+ * socket that never connects costs a few KiB, not an MDTS per slot
+ * (tcp_req_buf_reserve()).
  */
 #define TCP_REQ_BUF_SMALL (8u * 1024)
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
@@ -195,7 +196,7 @@ struct tcp_req {
 	struct ernic_req req;
 	struct tcp_conn *conn;
 	enum tcp_req_state state;
-	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown on demand, kept */
+	uint8_t *buf;	   /* buf_size bytes, allocated on first use, grown on demand, kept up to ERNIC_MAX_XFER */
 	uint32_t buf_size;
 	uint32_t h2c_len;  /* host to controller bytes held at h2c_buf */
 	/* buf, in-capsule data still in the connection's rbuf (tcp_recv_icd()), or the namespace (tcp_h2c_in_place()) */
@@ -312,6 +313,7 @@ struct ernic_tcp_port {
 	_Atomic uint64_t tx_pdus, tx_sends, tx_c2h_in_place, tx_c2h_spliced, tx_raised; /* struct ernic_tcp_tx_stats */
 	_Atomic uint64_t rx_h2c_in_place;				       /* ditto */
 	_Atomic uint64_t rx_waits, rx_waits_spun, rx_waits_caught;     /* struct ernic_tcp_wait_stats */
+	_Atomic uint64_t buf_bytes; /* held in the command slots' data buffers now (tcp_req_buf_reserve()) */
 
 	pthread_mutex_t lock; /* the lists below */
 	pthread_cond_t cond;
@@ -782,6 +784,11 @@ void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_st
 	s->h2c_in_place = atomic_load_explicit(&port->rx_h2c_in_place, memory_order_relaxed);
 }
 
+uint64_t ernic_tcp_port_buf_bytes(struct ernic_tcp_port *port)
+{
+	return atomic_load_explicit(&port->buf_bytes, memory_order_relaxed);
+}
+
 void ernic_tcp_port_wait_stats(struct ernic_tcp_port *port, struct ernic_tcp_wait_stats *s)
 {
 	s->waits = atomic_load_explicit(&port->rx_waits, memory_order_relaxed);
@@ -823,6 +830,18 @@ static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
 {
 	if (ERNIC_UNLIKELY(treq->ns_mem) && --conn->ns_mem_reqs == 0)
 		ernic_sq_ns_mem_release(&conn->sq);
+	/*
+	 * A buffer grown past the default MDTS transfer (mdts=0, or a larger
+	 * one) is not kept: each slot keeping its largest would let a host hold
+	 * queue depth times its largest transfer (gigabytes under mdts=0) on an
+	 * idle queue, where nvmet frees a command's buffer with the command.
+	 */
+	if (ERNIC_UNLIKELY(treq->buf_size > ERNIC_MAX_XFER)) {
+		atomic_fetch_sub_explicit(&conn->port->buf_bytes, treq->buf_size, memory_order_relaxed);
+		free(treq->buf);
+		treq->buf = NULL;
+		treq->buf_size = 0;
+	}
 	treq->ns_mem = false;
 	treq->c2h_data = NULL;
 	treq->state = TCP_REQ_FREE;
@@ -862,6 +881,7 @@ static int tcp_req_buf_reserve(struct tcp_req *treq, uint32_t len)
 	buf = malloc(size);
 	if (!buf)
 		return -ENOMEM;
+	atomic_fetch_add_explicit(&treq->conn->port->buf_bytes, size - treq->buf_size, memory_order_relaxed);
 	free(treq->buf);
 	treq->buf = buf;
 	treq->buf_size = (uint32_t)size;
@@ -886,6 +906,7 @@ static struct tcp_req *tcp_req_get(struct tcp_conn *conn)
 			return NULL;
 		}
 		treq->buf_size = TCP_REQ_BUF_SMALL;
+		atomic_fetch_add_explicit(&conn->port->buf_bytes, TCP_REQ_BUF_SMALL, memory_order_relaxed);
 	}
 	memset(&treq->req, 0, sizeof(treq->req));
 	treq->req.sq = &conn->sq;
@@ -1768,8 +1789,10 @@ static int tcp_recv_pdu(struct tcp_conn *conn)
 
 static void tcp_conn_free(struct tcp_conn *conn)
 {
-	for (uint32_t i = 0; i < conn->nr_reqs; i++)
+	for (uint32_t i = 0; i < conn->nr_reqs; i++) {
+		atomic_fetch_sub_explicit(&conn->port->buf_bytes, conn->reqs[i].buf_size, memory_order_relaxed);
 		free(conn->reqs[i].buf);
+	}
 	free(conn->reqs);
 	for (int i = 0; i < 2; i++)
 		if (conn->splice_pipe[i] >= 0)

@@ -1745,6 +1745,54 @@ static void test_invalid_write_completes_without_r2t(void)
 }
 
 /*
+ * A slot keeps its data buffer for the next command up to the default MDTS
+ * transfer; one grown past it (mdts=0) goes with its command. Each slot kept
+ * its largest before, so a host could hold queue depth times its largest
+ * transfer (under mdts=0, gigabytes) on a queue it then left idle. With data
+ * digest every transfer goes through a slot's buffer.
+ */
+/* The port's slot buffers once under @below, waiting for the put after the response's send (at most 1 s). */
+static uint64_t buf_bytes_settled(struct th *th, uint64_t below)
+{
+	uint64_t n = ernic_tcp_port_buf_bytes(th->port);
+
+	for (int i = 0; i < 100 && n >= below; i++) {
+		usleep(10 * 1000);
+		n = ernic_tcp_port_buf_bytes(th->port);
+	}
+	return n;
+}
+
+static void test_a_slot_buffer_past_the_default_mdts_goes_with_its_command(void)
+{
+	const uint32_t len = 1u << 20;
+	uint8_t *wbuf = malloc(len), *rbuf = calloc(1, len);
+	struct th *th;
+	int admin_fd;
+
+	CU_ASSERT_FATAL(wbuf && rbuf);
+	g_mdts = 0;
+	th = th_setup(0);
+	admin_fd = th_io_queue_up(th, NVME_TCP_HDR_DIGEST_ENABLE | NVME_TCP_DATA_DIGEST_ENABLE, 0);
+	fill(wbuf, len, 7);
+	th->h2c_chunk = 64 * 1024;
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, len, false) == 0);
+	CU_ASSERT(buf_bytes_settled(th, len) < len);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, len, false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, len));
+	CU_ASSERT(buf_bytes_settled(th, len) < len);
+	/* A transfer within the default MDTS keeps its buffer: the count moves by nothing more. */
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, ERNIC_MAX_XFER, false) == 0);
+	CU_ASSERT(ernic_tcp_port_buf_bytes(th->port) >= ERNIC_MAX_XFER);
+	CU_ASSERT(ernic_tcp_port_buf_bytes(th->port) < len);
+	close(admin_fd);
+	th_teardown(th);
+	g_mdts = ERNIC_MDTS;
+	free(wbuf);
+	free(rbuf);
+}
+
+/*
  * mdts=0 is no limit over TCP: a 4 MiB write and read each go in one command
  * (nvme-cli passthrough sends such), the slot's buffer growing to it; mdts=1
  * refuses 12 KiB without an R2T.
@@ -2974,6 +3022,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_io_queues_in_parallel),
 	UT_CASE(test_connection_over_max_connections_is_closed_others_keep_working),
 	UT_CASE(test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_queue),
+	UT_CASE(test_a_slot_buffer_past_the_default_mdts_goes_with_its_command),
 	UT_CASE(test_idle_socket_that_never_sends_is_closed),
 	UT_CASE(test_busy_socket_that_never_connects_is_closed),
 	UT_CASE(test_half_pdu_header_on_connected_queue_is_closed),

@@ -179,6 +179,12 @@ void ernic_tcp_port_stage_stats(struct ernic_tcp_port *port, struct ernic_trace_
 void ernic_tcp_port_tx_stats(struct ernic_tcp_port *port, struct ernic_tcp_tx_stats *s);
 /* Waits for the host so far, busy-polled and caught; safe at any time from any thread. */
 void ernic_tcp_port_wait_stats(struct ernic_tcp_port *port, struct ernic_tcp_wait_stats *s);
+/*
+ * Bytes the connections' command slots hold in data buffers now: a slot
+ * keeps a buffer up to the default MDTS transfer (ERNIC_MAX_XFER) for its
+ * next command, and frees a larger one with its command.
+ */
+uint64_t ernic_tcp_port_buf_bytes(struct ernic_tcp_port *port);
 /* Stop (with a short grace) and free. */
 void ernic_tcp_port_destroy(struct ernic_tcp_port *port);
 
