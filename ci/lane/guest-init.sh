@@ -798,7 +798,8 @@ ernicd_stats() { # ernicd_stats TAG: SIGUSR1, then ernicd's counters JSON in $ER
 	kill -USR1 "$ERNICD_PID" 2>/dev/null || fail "ernicd is not running (counters $1)"
 	set_deadline 5
 	while :; do
-		if jq -e 'type == "object"' "$ERNICD_STATS" >/dev/null 2>&1; then break; fi
+		# -s: jq -e takes an empty file for a true result
+		if [ -s "$ERNICD_STATS" ] && jq -e 'type == "object"' "$ERNICD_STATS" >/dev/null 2>&1; then break; fi
 		j=$(tail -n +"$((n + 1))" "$ERNICD_LOG" | grep '^ *{.*} *$' | tail -n 1)
 		if [ -n "$j" ] && printf '%s\n' "$j" | jq -e 'type == "object"' >/dev/null 2>&1; then
 			printf '%s\n' "$j" >"$ERNICD_STATS"

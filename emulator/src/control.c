@@ -24,7 +24,8 @@
 
 #define CTL_MAX_LINE (64 * 1024)
 #define CTL_POLL_MS 100
-#define CTL_IDLE_MS 5000 /* a client silent this long, or not reading, is dropped (ctl_serve_client()) */
+/* A client silent this long, not reading, or this long on one request line, is dropped (ctl_serve_client()). */
+#define CTL_IDLE_MS 5000
 
 /* One NVMe/TCP port per listener address; its set's port record has the same Port ID. */
 struct ctl_listener {
@@ -810,8 +811,9 @@ int ernic_control_load(struct ernic_control *ctl, const char *path, char *err, s
 
 /*
  * Serve one client until it closes: each line in, one line out. Clients are
- * served one at a time, so one that sends nothing for CTL_IDLE_MS, or does not
- * read its answer within it, is dropped rather than shutting out the others.
+ * served one at a time, so one that sends nothing for CTL_IDLE_MS, does not
+ * read its answer within it, or takes longer to send one line (a byte now and
+ * then), is dropped rather than shutting out the others.
  */
 static void ctl_serve_client(struct ernic_control *ctl, int fd)
 {
@@ -819,6 +821,7 @@ static void ctl_serve_client(struct ernic_control *ctl, int fd)
 	char *buf = malloc(CTL_MAX_LINE);
 	size_t have = 0;
 	int idle_ms = 0;
+	uint64_t line_start_ns = 0; /* when the first byte of the line not yet answered came */
 
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
 	while (buf && !atomic_load(&ctl->stopping)) {
@@ -826,6 +829,8 @@ static void ctl_serve_client(struct ernic_control *ctl, int fd)
 		char *nl;
 		ssize_t n;
 
+		if (have && ernic_now_ns() - line_start_ns >= CTL_IDLE_MS * 1000000ull)
+			break;
 		if (poll(&pfd, 1, CTL_POLL_MS) <= 0) {
 			idle_ms += CTL_POLL_MS;
 			if (idle_ms >= CTL_IDLE_MS)
@@ -836,6 +841,8 @@ static void ctl_serve_client(struct ernic_control *ctl, int fd)
 		n = read(fd, buf + have, CTL_MAX_LINE - 1 - have);
 		if (n <= 0)
 			break;
+		if (!have)
+			line_start_ns = ernic_now_ns();
 		have += (size_t)n;
 		buf[have] = '\0';
 		while ((nl = memchr(buf, '\n', have))) {
@@ -850,6 +857,8 @@ static void ctl_serve_client(struct ernic_control *ctl, int fd)
 			free(resp);
 			have -= (size_t)(nl + 1 - buf);
 			memmove(buf, nl + 1, have);
+			/* What follows the line answered is the next line's start. */
+			line_start_ns = ernic_now_ns();
 		}
 		if (have == CTL_MAX_LINE - 1) {
 			dprintf(fd, "{\"error\":{\"code\":%d,\"message\":\"request: longer than %d bytes\"}}\n", E2BIG,
