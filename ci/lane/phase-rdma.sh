@@ -40,6 +40,9 @@ RDMA_ADDR=10.0.0.1
 RDMA_PEER=10.0.0.2
 RDMA_PORT_ERNICD=4420
 RDMA_PORT_NVMET=4423
+# A second ernicd, briefly, with room for ROOM_PLACES queue pairs: what a full target does (nvmf_rdma_sgl --room).
+RDMA_PORT_ERNICD_ROOM=4424
+ROOM_PLACES=3
 RDMA_PORT=$RDMA_PORT_ERNICD # the current target's: what rdma_connect and rdma_check_discovery use
 NQN_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-ernicd-rdma
 NQN_NVMET_RDMA=nqn.2024-01.org.ernic:lane-nvmet-rdma
@@ -247,6 +250,32 @@ ernicd_rdma_wait_listen() { # until ernicd's log says it listens, or it exited
 	done
 }
 
+# A full target: a connection request takes the place of the oldest queue pair never Connected, and is rejected
+# once every place is a queue. Against an ernicd of its own with --max-connections ROOM_PLACES, stopped after.
+rdma_room_check() {
+	local log pid
+	log=$RESULTS/ernicd-rdma-room.log
+	echo "rdma ernicd full target" >/run/lane-step
+	ernicd --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT_ERNICD_ROOM" --nqn "$NQN_ERNICD_RDMA" \
+		--max-connections "$ROOM_PLACES" --backend "nvmeof:size=16M,bs=4096" 2>"$log" &
+	pid=$!
+	set_deadline 10
+	while ! grep -q 'listening on .* (NVMe/RDMA)' "$log"; do
+		kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "ernicd --max-connections $ROOM_PLACES exited before listening"; }
+		if past_deadline; then fail "ernicd --max-connections $ROOM_PLACES not listening after 10 s"; fi
+		sleep 0.1
+	done
+	log "a full target: nvmf_rdma_sgl --room $ROOM_PLACES $RDMA_ADDR $RDMA_PORT_ERNICD_ROOM $NQN_ERNICD_RDMA"
+	if ! nvmf_rdma_sgl --room "$ROOM_PLACES" "$RDMA_ADDR" "$RDMA_PORT_ERNICD_ROOM" "$NQN_ERNICD_RDMA" \
+		>"$RESULTS/room.txt" 2>&1; then
+		cat "$RESULTS/room.txt"
+		tail -n 20 "$log"
+		fail "nvmf_rdma_sgl --room: a full target did not do what is expected (the lines marked 'differs' above)"
+	fi
+	cat "$RESULTS/room.txt"
+	stop_ernicd "$pid" "ernicd --max-connections $ROOM_PLACES"
+}
+
 rxe_counters() { # rxe_counters: rxe0's hardware counters, "name value ..." on one line
 	$RDMA_TOOL statistic show link rxe0/1 2>/dev/null | tr -s ' \n' ' ' | sed 's/^link rxe0\/1 //'
 }
@@ -344,6 +373,7 @@ phase_rdma() {
 			fail "nvmf_rdma_sgl: the real engine differs from what is expected (the lines marked 'differs' above)"
 		}
 		cat "$RESULTS/ksgl.txt"
+		rdma_room_check
 	else
 		log "nvmf_rdma_sgl cases skipped: no /bin/nvmf_rdma_sgl in this guest"
 	fi

@@ -157,6 +157,15 @@ struct nvmf_rdma_queue {
 	uint16_t cm_qid; /* from the CM private data */
 	bool connected;	 /* Connect succeeded */
 	/*
+	 * Under the port's lock: @queue, a Connect succeeded; @evicted, the
+	 * port took a newer connection request in this one's place before that
+	 * (nvmf_rdma_port_make_room_locked()): it closes at its next check,
+	 * unless its Connect succeeds first.
+	 */
+	bool queue;
+	bool evicted;
+	atomic_bool evict; /* @evicted, as the queue's thread reads it without the lock */
+	/*
 	 * While the queue serves no controller (not yet Connected, or deleted
 	 * by a Disconnect), when it closes; 0 while it serves one. The queue's
 	 * thread only.
@@ -219,6 +228,7 @@ struct ernic_rdma_port {
 	struct nvmf_rdma_queue *queues;
 	struct nvmf_rdma_queue *zombies; /* finished threads, to join */
 	unsigned int nr_queues;
+	unsigned int nr_evicted; /* of @nr_queues, queue pairs evicted and not closed yet */
 };
 
 static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
@@ -540,6 +550,15 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	}
 	q->connected = true;
 	q->idle_deadline_ns = 0;
+	pthread_mutex_lock(&q->port->lock);
+	q->queue = true;
+	if (q->evicted) {
+		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
+		q->evicted = false;
+		atomic_store_explicit(&q->evict, false, memory_order_relaxed);
+		q->port->nr_evicted--;
+	}
+	pthread_mutex_unlock(&q->port->lock);
 	q->qid = cmd->qid;
 	q->cntlid = (uint16_t)r->req.cqe.dw0;
 	if (q->qid)
@@ -765,6 +784,9 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			/* The port's CM thread runs the keep-alive timers, for every queue at once (each did). */
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
+			else if (!q->connected && atomic_load_explicit(&q->evict, memory_order_relaxed))
+				nvmf_rdma_queue_set_disconnect(q, "its place given to a newer connection request"
+								  " before it became a queue");
 			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
 				nvmf_rdma_queue_set_disconnect(q, q->connected ? NVMF_RDMA_DISCONNECT_UNTAKEN
 									       : "no Connect within the idle timeout");
@@ -824,6 +846,8 @@ static void *nvmf_rdma_queue_thread(void *arg)
 	q->next = port->zombies;
 	port->zombies = q;
 	port->nr_queues--;
+	if (q->evicted)
+		port->nr_evicted--;
 	pthread_cond_broadcast(&port->cond);
 	pthread_mutex_unlock(&port->lock);
 	return NULL;
@@ -927,6 +951,34 @@ static void nvmf_rdma_reject(struct rdma_cm_id *id, uint16_t sts)
 	rdma_reject(id, &rej, sizeof(rej));
 }
 
+/*
+ * Every place is taken: give the oldest queue pair that is no queue yet (no
+ * Connect) notice to close, and the newcomer its place. Queue pairs that
+ * never Connect would otherwise hold every place for the idle timeout, and
+ * asked for again as they close, keep allowed hosts out for as long as they
+ * liked. Queues are never evicted: when all places are queues, the request
+ * is rejected (no resources). False: none to evict. The CM thread only.
+ */
+static bool nvmf_rdma_port_make_room_locked(struct ernic_rdma_port *port)
+{
+	struct nvmf_rdma_queue *oldest = NULL;
+
+	/* Newest first: the last one found is the oldest. */
+	for (struct nvmf_rdma_queue *q = port->queues; q; q = q->next)
+		if (!q->evicted && !q->queue)
+			oldest = q;
+	if (!oldest)
+		return false;
+	oldest->evicted = true;
+	atomic_store_explicit(&oldest->evict, true, memory_order_relaxed);
+	port->nr_evicted++;
+	ernic_log(&port->log, NVMF_RDMA_LOG_DISCONNECT,
+		  "peer %s qid %u: closing: no Connect yet, with every one of the %u queue pairs taken and a newer"
+		  " connection request waiting",
+		  oldest->peer, oldest->cm_qid, port->max_queues);
+	return true;
+}
+
 /* A connect request: on the CM thread, which acknowledges the event afterwards. */
 static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struct rdma_cm_event *ev)
 {
@@ -944,7 +996,7 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	nvmf_rdma_peer_name(id, peer, sizeof(peer));
 	id->context = NULL;
 	pthread_mutex_lock(&port->lock);
-	nr_queues = port->nr_queues;
+	nr_queues = port->nr_queues - port->nr_evicted;
 	pthread_mutex_unlock(&port->lock);
 	/*
 	 * The event's parameters are from this side's view: its initiator
@@ -952,6 +1004,13 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	 */
 	sts = ernic_rdma_cm_req_admit(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len,
 				      ev->param.conn.initiator_depth, nr_queues, port->max_queues, &qid, &nr_recv);
+	/* A request good but for the limit takes the place of a queue pair that is no queue yet, if there is one. */
+	if (sts == NVME_RDMA_CM_NO_RSC) {
+		pthread_mutex_lock(&port->lock);
+		if (nvmf_rdma_port_make_room_locked(port))
+			sts = 0;
+		pthread_mutex_unlock(&port->lock);
+	}
 	if (sts) {
 		if (sts == NVME_RDMA_CM_NO_RSC)
 			ernic_log(&port->log, NVMF_RDMA_LOG_CM_REJECT,

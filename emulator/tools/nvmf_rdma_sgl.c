@@ -26,6 +26,14 @@
  * With TARGET_PID (the target's process, on this machine), what queue pairs
  * pin there (VmPin): one never Connected only a Connect data's worth per
  * slot, one Connected its MDTS bounce buffers as well.
+ * Always: a Connect naming another QID than its connection request did is
+ * refused ("qid: ...", 1 check).
+ *
+ * With --room N, against a target whose --max-connections is N, only what a
+ * full target does ("room: ...", 3 checks): a connection request at the
+ * limit takes the place of the oldest queue pair never Connected, which the
+ * target closes, and when every place is a queue it is rejected (no
+ * resources).
  *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
@@ -948,6 +956,77 @@ out:
 	return ok;
 }
 
+/*
+ * A queue pair is sized for the QID of its connection request (an admin
+ * queue at most 32 entries): a Connect naming another, here an admin Connect
+ * on a queue pair requested as I/O queue 1, is Connect Invalid Parameters.
+ */
+#define QID_NR_CHECKS 1
+static int run_qid_case(char *err, size_t errlen)
+{
+	struct hq q = { 0 };
+	char why[256] = "";
+	uint16_t st;
+	int ok;
+
+	if (hq_open(&q, 1, err, errlen))
+		return -1;
+	st = connect_cmd(&q, 0, NVMF_CNTLID_DYNAMIC, NULL, why, sizeof(why));
+	ok = st == NVME_SC_CONNECT_INVALID_PARAM;
+	printf("qid: an admin Connect on a queue pair requested for I/O queue 1: %s (expected: %s)%s\n",
+	       st == 0xFFFF ? why : ernic_status_str(st), ernic_status_str(NVME_SC_CONNECT_INVALID_PARAM),
+	       ok ? "" : "  <-- differs");
+	hq_close(&q);
+	return ok;
+}
+
+/*
+ * Against a target serving at most @places queue pairs: @places queue pairs
+ * never Connected fill it; one more is accepted and Connects, and the
+ * oldest of the others is closed by the target (within its check period,
+ * 2 s of slack); once every place is a queue, one more is rejected with
+ * NVMe/RDMA CM status 6 (no resources).
+ */
+#define ROOM_NR_CHECKS 3
+#define ROOM_MAX 8
+static int run_room_cases(unsigned int places, char *err, size_t errlen)
+{
+	struct hq q[ROOM_MAX + 2] = { 0 };
+	char why[256] = "";
+	uint16_t cntlid;
+	uint64_t end;
+	bool newcomer, oldest_closed, rejected;
+	int ok = -1;
+
+	for (unsigned int i = 0; i < places; i++)
+		if (hq_open(&q[i], 0, err, errlen))
+			goto out;
+	newcomer = hq_open(&q[places], 0, why, sizeof(why)) == 0 &&
+		   connect_cmd(&q[places], 0, NVMF_CNTLID_DYNAMIC, &cntlid, why, sizeof(why)) == 0;
+	printf("room: a connection request at a full target, then its Connect: %s (expected: accepted)%s\n",
+	       newcomer ? "accepted" : why, newcomer ? "" : "  <-- differs");
+	end = now_ms() + 2000;
+	while (now_ms() < end && !hq_target_closed(&q[0]))
+		usleep(20000);
+	oldest_closed = hq_target_closed(&q[0]);
+	printf("room: the oldest queue pair never Connected: %s (expected: closed by the target)%s\n",
+	       oldest_closed ? "closed by the target" : "still open", oldest_closed ? "" : "  <-- differs");
+	/* Every other place becomes a queue: each its own admin queue. */
+	for (unsigned int i = 1; i < places; i++)
+		if (connect_cmd(&q[i], 0, NVMF_CNTLID_DYNAMIC, &cntlid, err, errlen))
+			goto out;
+	why[0] = '\0';
+	rejected = hq_open(&q[places + 1], 0, why, sizeof(why)) != 0 && strstr(why, "CM status 6");
+	printf("room: a connection request with every place a queue: %s (expected: rejected, NVMe/RDMA CM status 6,"
+	       " no resources)%s\n",
+	       why[0] ? why : "accepted", rejected ? "" : "  <-- differs");
+	ok = newcomer + oldest_closed + rejected;
+out:
+	for (unsigned int i = 0; i < places + 2; i++)
+		hq_close(&q[i]);
+	return ok;
+}
+
 /* A group's summary line, "NAME: OK/NR checks as expected", after why it could not run (@ok < 0); whether all were. */
 static bool checks_report(const char *name, int ok, int nr, const char *err)
 {
@@ -969,8 +1048,26 @@ int main(int argc, char **argv)
 	long target_pid = 0;
 	char *end;
 
+	if (argc == 6 && !strcmp(argv[1], "--room")) {
+		unsigned long places = strtoul(argv[2], &end, 10);
+		char room_err[256] = "";
+
+		if (*end || !places || places > ROOM_MAX) {
+			fprintf(stderr, TOOL ": --room %s: not the target's --max-connections (1..%d)\n", argv[2],
+				ROOM_MAX);
+			return 2;
+		}
+		addr_arg = argv[3];
+		port_arg = argv[4];
+		subnqn = argv[5];
+		return checks_report("room", run_room_cases((unsigned int)places, room_err, sizeof(room_err)),
+				     ROOM_NR_CHECKS, room_err)
+			       ? 0
+			       : 1;
+	}
 	if (argc < 4 || argc > 6 || !strcmp(argv[1], "--help")) {
-		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN [IDLE_TIMEOUT_S [TARGET_PID]]\n");
+		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN [IDLE_TIMEOUT_S [TARGET_PID]]\n"
+				"       " TOOL " --room N ADDR PORT SUBNQN\n");
 		return 2;
 	}
 	if (argc == 6) {
@@ -1009,6 +1106,11 @@ int main(int argc, char **argv)
 	printf("ksgl: %u/%zu cases as the table says\n", ok, KSGL_NR_CASES);
 	disc_ok = run_disconnect_case(disc_err, sizeof(disc_err));
 	all = ok == KSGL_NR_CASES && checks_report("disconnect", disc_ok, DISC_NR_CHECKS, disc_err);
+	{
+		char qid_err[256] = "";
+
+		all = checks_report("qid", run_qid_case(qid_err, sizeof(qid_err)), QID_NR_CHECKS, qid_err) && all;
+	}
 	if (idle_s) {
 		char idle_err[256] = "";
 		int idle_ok = run_idle_cases(idle_s, idle_err, sizeof(idle_err));

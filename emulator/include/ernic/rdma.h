@@ -58,7 +58,9 @@ struct ernic_rdma_port;
  *	second; NULL logs nothing
  * @ident: prefix of those lines (default "ernic-rdma")
  * @max_queues: queue pairs served at once (0: ERNIC_RDMA_MAX_QUEUES); a
- *	connect request past them is rejected with NVME_RDMA_CM_NO_RSC
+ *	connect request past them takes the place of the oldest queue pair
+ *	never Connected, which closes within NVMF_RDMA_POLL_MS, and is
+ *	rejected with NVME_RDMA_CM_NO_RSC when every place is a queue
  * @sample_every: stamp 1 in this many commands on each I/O queue (0: none);
  *	one that is not sampled pays a decrement and a branch
  * @trace: where a writer thread puts the header of ernic/trace.h and then one
