@@ -157,12 +157,12 @@ struct nvmf_rdma_queue {
 	uint16_t cm_qid; /* from the CM private data */
 	bool connected;	 /* Connect succeeded */
 	/*
-	 * Under the port's lock: @queue, a Connect succeeded; @evicted, the
+	 * Under the port's lock: @admitted, a Connect succeeded; @evicted, the
 	 * port took a newer connection request in this one's place before that
 	 * (nvmf_rdma_port_make_room_locked()): it closes at its next check,
 	 * unless its Connect succeeds first.
 	 */
-	bool queue;
+	bool admitted;
 	bool evicted;
 	atomic_bool evict; /* @evicted, as the queue's thread reads it without the lock */
 	/*
@@ -551,7 +551,7 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	q->connected = true;
 	q->idle_deadline_ns = 0;
 	pthread_mutex_lock(&q->port->lock);
-	q->queue = true;
+	q->admitted = true;
 	if (q->evicted) {
 		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
 		q->evicted = false;
@@ -965,7 +965,7 @@ static bool nvmf_rdma_port_make_room_locked(struct ernic_rdma_port *port)
 
 	/* Newest first: the last one found is the oldest. */
 	for (struct nvmf_rdma_queue *q = port->queues; q; q = q->next)
-		if (!q->evicted && !q->queue)
+		if (!q->evicted && !q->admitted)
 			oldest = q;
 	if (!oldest)
 		return false;

@@ -232,12 +232,12 @@ struct tcp_conn {
 	/* Set by a successful Connect (the connection thread only) */
 	bool connected;
 	/*
-	 * Under the port's lock: @queue, a Connect succeeded; @evicted, the
+	 * Under the port's lock: @admitted, a Connect succeeded; @evicted, the
 	 * port took a newer connection in this one's place before that
 	 * (tcp_port_make_room_locked()): it closes at its next check, unless
 	 * its Connect succeeds first.
 	 */
-	bool queue;
+	bool admitted;
 	bool evicted;
 	atomic_bool evict; /* @evicted, as the connection thread reads it without the lock */
 	uint16_t qid;
@@ -1139,7 +1139,7 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	conn->qid = cmd->qid;
 	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
 	pthread_mutex_lock(&conn->port->lock);
-	conn->queue = true;
+	conn->admitted = true;
 	if (conn->evicted) {
 		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
 		conn->evicted = false;
@@ -1955,7 +1955,7 @@ static bool tcp_port_make_room_locked(struct ernic_tcp_port *port)
 
 	/* Newest first: the last one found is the oldest. */
 	for (struct tcp_conn *c = port->conns; c; c = c->next)
-		if (!c->evicted && !c->queue)
+		if (!c->evicted && !c->admitted)
 			oldest = c;
 	if (!oldest)
 		return false;
