@@ -1744,13 +1744,6 @@ static void test_invalid_write_completes_without_r2t(void)
 	th_teardown(th);
 }
 
-/*
- * A slot keeps its data buffer for the next command up to the default MDTS
- * transfer; one grown past it (mdts=0) goes with its command. Each slot kept
- * its largest before, so a host could hold queue depth times its largest
- * transfer (under mdts=0, gigabytes) on a queue it then left idle. With data
- * digest every transfer goes through a slot's buffer.
- */
 /* The port's slot buffers once under @below, waiting for the put after the response's send (at most 1 s). */
 static uint64_t buf_bytes_settled(struct th *th, uint64_t below)
 {
@@ -1763,6 +1756,13 @@ static uint64_t buf_bytes_settled(struct th *th, uint64_t below)
 	return n;
 }
 
+/*
+ * A slot keeps its data buffer for the next command up to the default MDTS
+ * transfer; one grown past it (mdts=0) goes with its command. Each slot kept
+ * its largest before, so a host could hold queue depth times its largest
+ * transfer (under mdts=0, gigabytes) on a queue it then left idle. With data
+ * digest every transfer goes through a slot's buffer.
+ */
 static void test_a_slot_buffer_past_the_default_mdts_goes_with_its_command(void)
 {
 	const uint32_t len = 1u << 20;
