@@ -410,7 +410,8 @@ static char *json_add_stages(char *json, const char *name, const struct ernic_tr
 /*
  * The target's counters JSON, with the NVMe/TCP listeners' waits for their
  * hosts as "tcp_waits" (struct ernic_tcp_wait_stats), how their PDUs left as
- * "tcp_tx" (struct ernic_tcp_tx_stats), their stage means as
+ * "tcp_tx" (struct ernic_tcp_tx_stats), the bytes their command slots hold
+ * in data buffers as "tcp_buf_bytes", their stage means as
  * "tcp_stages" and, over NVMe/RDMA, "rdma_stages" when they sample; NULL
  * when out of memory.
  */
@@ -421,7 +422,7 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 	struct ernic_tcp_wait_stats w;
 	struct ernic_tcp_tx_stats tx;
 	struct ernic_trace_stats st;
-	char waits[128], sends[256], *buf;
+	char waits[128], sends[256], held[32], *buf;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
@@ -435,6 +436,8 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 		 ",\"raised_sends\":%" PRIu64 ",\"h2c_in_place\":%" PRIu64 "}",
 		 tx.pdus, tx.sends, tx.c2h_in_place, tx.c2h_spliced, tx.raised_sends, tx.h2c_in_place);
 	buf = json_add_member(buf, "tcp_tx", sends);
+	snprintf(held, sizeof(held), "%" PRIu64, ernic_control_tcp_buf_bytes(ctl));
+	buf = json_add_member(buf, "tcp_buf_bytes", held);
 	if (!buf || !sampling)
 		return buf;
 	ernic_control_tcp_stage_stats(ctl, &st);

@@ -1013,6 +1013,19 @@ void ernic_control_tcp_tx_stats(struct ernic_control *ctl, struct ernic_tcp_tx_s
 	control_sum_tcp_ports(ctl, add_tx_stats, s);
 }
 
+static void add_buf_bytes(struct ernic_tcp_port *port, void *sum)
+{
+	*(uint64_t *)sum += ernic_tcp_port_buf_bytes(port);
+}
+
+uint64_t ernic_control_tcp_buf_bytes(struct ernic_control *ctl)
+{
+	uint64_t sum = 0;
+
+	control_sum_tcp_ports(ctl, add_buf_bytes, &sum);
+	return sum;
+}
+
 int ernic_control_create(struct ernic_nvmf *nvmf, const struct ernic_tcp_port_opts *tcp_opts,
 			 struct ernic_control **out)
 {

@@ -73,6 +73,8 @@ void ernic_control_tcp_stage_stats(struct ernic_control *ctl, struct ernic_trace
 void ernic_control_tcp_wait_stats(struct ernic_control *ctl, struct ernic_tcp_wait_stats *s);
 /* How PDUs left every listener's NVMe/TCP port (ernic_tcp_port_tx_stats), summed. */
 void ernic_control_tcp_tx_stats(struct ernic_control *ctl, struct ernic_tcp_tx_stats *s);
+/* What every listener's NVMe/TCP command slots hold in data buffers now (ernic_tcp_port_buf_bytes), summed. */
+uint64_t ernic_control_tcp_buf_bytes(struct ernic_control *ctl);
 
 #ifdef __cplusplus
 }
