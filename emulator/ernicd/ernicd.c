@@ -178,7 +178,6 @@ static void parse_listen(const char *arg, struct ernicd_opts *o)
 	snprintf(o->port, sizeof(o->port), "%ld", port);
 }
 
-/* A decimal in [min, max], else exit 2 naming the option and the value. */
 /* A file or socket path option: any text but the empty one. */
 static const char *parse_path(const char *opt, const char *arg)
 {
@@ -187,6 +186,17 @@ static const char *parse_path(const char *opt, const char *arg)
 	return arg;
 }
 
+/* A subsystem or host NQN, as ernic_nqn_invalid() takes it. */
+static const char *parse_nqn(const char *opt, const char *arg)
+{
+	const char *why = ernic_nqn_invalid(arg);
+
+	if (why)
+		bad_arg(opt, arg, why);
+	return arg;
+}
+
+/* A decimal in [min, max], else exit 2 naming the option and the value. */
 static unsigned int parse_uint(const char *opt, const char *arg, unsigned long min, unsigned long max)
 {
 	char *end, why[64];
@@ -288,9 +298,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			parse_listen(optarg, o);
 			break;
 		case OPT_NQN:
-			if (ernic_nqn_invalid(optarg))
-				bad_arg("--nqn", optarg, ernic_nqn_invalid(optarg));
-			o->nqn = optarg;
+			o->nqn = parse_nqn("--nqn", optarg);
 			break;
 		case OPT_BACKEND:
 			if (o->nr_backends == ERNIC_MAX_NS)
@@ -298,8 +306,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			o->backends[o->nr_backends++] = optarg;
 			break;
 		case OPT_ALLOW:
-			if (ernic_nqn_invalid(optarg))
-				bad_arg("--allow-host", optarg, ernic_nqn_invalid(optarg));
+			parse_nqn("--allow-host", optarg);
 			if (o->nr_allow == ERNICD_MAX_ALLOW)
 				bad_arg("--allow-host", optarg, "too many hosts");
 			o->allow[o->nr_allow++] = optarg;

@@ -155,16 +155,17 @@ struct nvmf_rdma_queue {
 	struct nvmf_rdma_req *free_reqs;
 
 	uint16_t cm_qid; /* from the CM private data */
-	bool connected;	 /* Connect succeeded */
 	/*
-	 * Under the port's lock: @admitted, a Connect succeeded; @evicted, the
-	 * port took a newer connection request in this one's place before that
-	 * (nvmf_rdma_port_make_room_locked()): it closes at its next check,
-	 * unless its Connect succeeds first.
+	 * Connect succeeded: set under the port's lock (the queue's thread
+	 * reads it without: it is the only writer).
 	 */
-	bool admitted;
+	bool connected;
+	/*
+	 * Under the port's lock: the port took a newer connection request in
+	 * this one's place before it Connected (nvmf_rdma_port_make_room_locked()):
+	 * it closes at its next check, unless its Connect succeeds first.
+	 */
 	bool evicted;
-	atomic_bool evict; /* @evicted, as the queue's thread reads it without the lock */
 	/*
 	 * While the queue serves no controller (not yet Connected, or deleted
 	 * by a Disconnect), when it closes; 0 while it serves one. The queue's
@@ -548,17 +549,15 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 			  cmd->qid, q->peer, NVMF_RDMA_NO_BUFFERS);
 		return false;
 	}
-	q->connected = true;
-	q->idle_deadline_ns = 0;
 	pthread_mutex_lock(&q->port->lock);
-	q->admitted = true;
+	q->connected = true;
 	if (q->evicted) {
 		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
 		q->evicted = false;
-		atomic_store_explicit(&q->evict, false, memory_order_relaxed);
 		q->port->nr_evicted--;
 	}
 	pthread_mutex_unlock(&q->port->lock);
+	q->idle_deadline_ns = 0;
 	q->qid = cmd->qid;
 	q->cntlid = (uint16_t)r->req.cqe.dw0;
 	if (q->qid)
@@ -752,6 +751,17 @@ static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
 	free(q);
 }
 
+/* Whether the port gave this queue pair's place to a newer one (nvmf_rdma_port_make_room_locked()). */
+static bool nvmf_rdma_queue_evicted(struct nvmf_rdma_queue *q)
+{
+	bool evicted;
+
+	pthread_mutex_lock(&q->port->lock);
+	evicted = q->evicted;
+	pthread_mutex_unlock(&q->port->lock);
+	return evicted;
+}
+
 static void *nvmf_rdma_queue_thread(void *arg)
 {
 	struct nvmf_rdma_queue *q = arg;
@@ -784,7 +794,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			/* The port's CM thread runs the keep-alive timers, for every queue at once (each did). */
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
-			else if (!q->connected && atomic_load_explicit(&q->evict, memory_order_relaxed))
+			else if (!q->connected && nvmf_rdma_queue_evicted(q))
 				nvmf_rdma_queue_set_disconnect(q, "its place given to a newer connection request"
 								  " before it became a queue");
 			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
@@ -965,12 +975,11 @@ static bool nvmf_rdma_port_make_room_locked(struct ernic_rdma_port *port)
 
 	/* Newest first: the last one found is the oldest. */
 	for (struct nvmf_rdma_queue *q = port->queues; q; q = q->next)
-		if (!q->evicted && !q->admitted)
+		if (!q->evicted && !q->connected)
 			oldest = q;
 	if (!oldest)
 		return false;
 	oldest->evicted = true;
-	atomic_store_explicit(&oldest->evict, true, memory_order_relaxed);
 	port->nr_evicted++;
 	ernic_log(&port->log, NVMF_RDMA_LOG_DISCONNECT,
 		  "peer %s qid %u: closing: no Connect yet, with every one of the %u queue pairs taken and a newer"

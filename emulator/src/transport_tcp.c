@@ -229,17 +229,17 @@ struct tcp_conn {
 	bool ddgst;
 	uint32_t c2h_align; /* (HPDA + 1) * 4 */
 
-	/* Set by a successful Connect (the connection thread only) */
+	/*
+	 * Set by a successful Connect, under the port's lock (the connection
+	 * thread reads it without: it is the only writer).
+	 */
 	bool connected;
 	/*
-	 * Under the port's lock: @admitted, a Connect succeeded; @evicted, the
-	 * port took a newer connection in this one's place before that
-	 * (tcp_port_make_room_locked()): it closes at its next check, unless
-	 * its Connect succeeds first.
+	 * Under the port's lock: the port took a newer connection in this
+	 * one's place before it Connected (tcp_port_make_room_locked()): it
+	 * closes at its next check, unless its Connect succeeds first.
 	 */
-	bool admitted;
 	bool evicted;
-	atomic_bool evict; /* @evicted, as the connection thread reads it without the lock */
 	uint16_t qid;
 	uint16_t cntlid;
 	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
@@ -1135,18 +1135,16 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 			  claimed, cmd->qid, conn->peer, ernic_status_str(status));
 		return;
 	}
-	conn->connected = true;
-	conn->qid = cmd->qid;
-	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
 	pthread_mutex_lock(&conn->port->lock);
-	conn->admitted = true;
+	conn->connected = true;
 	if (conn->evicted) {
 		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
 		conn->evicted = false;
-		atomic_store_explicit(&conn->evict, false, memory_order_relaxed);
 		conn->port->nr_evicted--;
 	}
 	pthread_mutex_unlock(&conn->port->lock);
+	conn->qid = cmd->qid;
+	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
 	if (conn->qid)
 		ernic_trace_queue_start(&conn->port->trace, &conn->tq);
 	pthread_mutex_lock(&conn->lock);
@@ -1197,6 +1195,17 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
  * whether this connection should close (its controller failed, or the port
  * is stopping and no command is waiting for data).
  */
+/* Whether the port gave this connection's place to a newer one (tcp_port_make_room_locked()). */
+static bool tcp_conn_evicted(struct tcp_conn *conn)
+{
+	bool evicted;
+
+	pthread_mutex_lock(&conn->port->lock);
+	evicted = conn->evicted;
+	pthread_mutex_unlock(&conn->port->lock);
+	return evicted;
+}
+
 static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 {
 	struct ernic_tcp_port *port = conn->port;
@@ -1212,7 +1221,7 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	 * stopping in the middle of a PDU. An idle connected queue is left to
 	 * keep-alive, as a host with KATO 0 asked for.
 	 */
-	if (!conn->connected && atomic_load_explicit(&conn->evict, memory_order_relaxed)) {
+	if (!conn->connected && tcp_conn_evicted(conn)) {
 		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY,
 			  "peer %s: closed: not a queue after %" PRIu64 " ms, with every one of the %u connections taken"
 			  " and a newer one waiting",
@@ -1835,8 +1844,6 @@ static const char *tcp_close_reason(int rc)
 		return "host deleted the queue (Disconnect)";
 	case -ECANCELED:
 		return "a namespace removal waited on a send this slow past --idle-timeout";
-	case -EUSERS:
-		return "its place was given to a newer connection before it became a queue";
 	default:
 		return strerror(-rc);
 	}
@@ -1955,12 +1962,11 @@ static bool tcp_port_make_room_locked(struct ernic_tcp_port *port)
 
 	/* Newest first: the last one found is the oldest. */
 	for (struct tcp_conn *c = port->conns; c; c = c->next)
-		if (!c->evicted && !c->admitted)
+		if (!c->evicted && !c->connected)
 			oldest = c;
 	if (!oldest)
 		return false;
 	oldest->evicted = true;
-	atomic_store_explicit(&oldest->evict, true, memory_order_relaxed);
 	port->nr_evicted++;
 	return true;
 }
