@@ -238,11 +238,14 @@ nvmet_rdma_stop() {
 	log "nvmet-rdma target removed"
 }
 
-ernicd_rdma_wait_listen() { # until ernicd's log says it listens, or it exited
+ernicd_rdma_wait_listen() { # [LOG PID]: until that ernicd's log (default the phase's) says it listens, or it exited
+	local log pid
+	log=${1:-$ERNICD_LOG}
+	pid=${2:-$ERNICD_PID}
 	set_deadline 10
-	while ! grep -q 'listening on .* (NVMe/RDMA)' "$ERNICD_LOG"; do
-		kill -0 "$ERNICD_PID" 2>/dev/null || {
-			cat "$ERNICD_LOG"
+	while ! grep -q 'listening on .* (NVMe/RDMA)' "$log"; do
+		kill -0 "$pid" 2>/dev/null || {
+			cat "$log"
 			fail "ernicd --transport rdma exited before listening"
 		}
 		if past_deadline; then fail "ernicd --transport rdma not listening after 10 s"; fi
@@ -259,12 +262,7 @@ rdma_room_check() {
 	ernicd --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT_ERNICD_ROOM" --nqn "$NQN_ERNICD_RDMA" \
 		--max-connections "$ROOM_PLACES" --backend "nvmeof:size=16M,bs=4096" 2>"$log" &
 	pid=$!
-	set_deadline 10
-	while ! grep -q 'listening on .* (NVMe/RDMA)' "$log"; do
-		kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "ernicd --max-connections $ROOM_PLACES exited before listening"; }
-		if past_deadline; then fail "ernicd --max-connections $ROOM_PLACES not listening after 10 s"; fi
-		sleep 0.1
-	done
+	ernicd_rdma_wait_listen "$log" "$pid"
 	log "a full target: nvmf_rdma_sgl --room $ROOM_PLACES $RDMA_ADDR $RDMA_PORT_ERNICD_ROOM $NQN_ERNICD_RDMA"
 	if ! nvmf_rdma_sgl --room "$ROOM_PLACES" "$RDMA_ADDR" "$RDMA_PORT_ERNICD_ROOM" "$NQN_ERNICD_RDMA" \
 		>"$RESULTS/room.txt" 2>&1; then
