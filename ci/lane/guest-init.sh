@@ -76,6 +76,7 @@ DIGEST_LABEL=" +hdgst+ddgst"     # appended to the backend column of those rows
 # loop (ci/lane/run.sh, LANE_CPU_MODEL).
 ERNICD_TCP_OPTS=""
 RESULTS=/results
+SUITES_OUT=/run/suites-run.out # the last suites/run's report (suites_run), for fail()
 OUTBOX=/dev/vda # the lane's virtio disk (ci/lane/run.sh): outbox_write
 OUTBOX_DIR=$RESULTS/outbox
 SUITES_TRANSPORT=tcp # the CSV rows' transport column
@@ -126,11 +127,25 @@ fail() {
 	if { [ "$PHASE" = ernicd ] || [ "$PHASE" = faults ]; } && [ -s "$ERNICD_LOG" ]; then
 		echo "lane: last lines of ernicd's stderr:" >/dev/console
 		grep -v '^ *{' "$ERNICD_LOG" | tail -n 40 | sed 's/^/  ernicd: /' >/dev/console
+		# The statuses it answered with other than success (not logged one by one): not ernicd_stats,
+		# which would fail again.
+		rm -f "$ERNICD_STATS"
+		if kill -USR1 "$ERNICD_PID" 2>/dev/null; then
+			sleep 1
+			echo "lane: ernicd's error statuses: $(jq -r '[.. | objects | .errors? | objects | select(length > 0)] |
+				if . == [] then "none" else tojson end' \
+				"$ERNICD_STATS" 2>/dev/null || echo "no counters")" >/dev/console
+		fi
 	fi
-	if [ "$PHASE" = faults ]; then
-		echo "lane: the kernel's last nvme messages:" >/dev/console
-		dmesg | grep -i nvme | tail -n 20 | sed 's/^/  kernel: /' >/dev/console
+	# A suite case's own verdict and fio's first error lines, from far above in a long console: what a
+	# one-round lane on a CI runner that failed once has to be read from.
+	if [ -s "$SUITES_OUT" ] && grep -q '  FAIL' "$SUITES_OUT"; then
+		echo "lane: the failed suite cases:" >/dev/console
+		awk '/^\[[0-9]+\/[0-9]+\]/ { f = / FAIL/ } /^$/ { f = 0 } f' "$SUITES_OUT" | head -n 30 | sed 's/^/  suites: /' >/dev/console
 	fi
+	echo "lane: the kernel's last nvme messages:" >/dev/console
+	dmesg | grep -v -i 'command line' | grep -i -e nvme -e 'out of memory' -e oom | tail -n 20 | sed 's/^/  kernel: /' >/dev/console
+	echo "lane: memory: $(awk '/^(MemTotal|MemAvailable|Shmem):/ { printf "%s %d MiB ", $1, $2 / 1024 }' /proc/meminfo)" >/dev/console
 	if [ "$PHASE" = ernicd-b ] && [ -s "$ERNICD_B_LOG" ]; then
 		echo "lane: last lines of ernicd-b's stderr:" >/dev/console
 		tail -n 20 "$ERNICD_B_LOG" | sed 's/^/  ernicd-b: /' >/dev/console
@@ -418,9 +433,14 @@ cpu_report() { # cpu_report CASE BEFORE AFTER: where each CPU's time went during
 suites_run() { # suites_run CASE...: one suites/run of them on $DEV, with run_suites' $backend and $dir
 	local rc
 	echo "$PHASE suites/run $*" >/run/lane-step
-	rc=0
-	ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport "$SUITES_TRANSPORT" \
-		--runtime "$RUNTIME" --backend "$backend" --csv-dir "$dir" || rc=$?
+	# Its report also kept in SUITES_OUT, for fail() to repeat the failed cases' lines at the end.
+	{
+		rc=0
+		ERNIC_COMMIT=$COMMIT /ernic/suites/run "$@" --target "$DEV" --transport "$SUITES_TRANSPORT" \
+			--runtime "$RUNTIME" --backend "$backend" --csv-dir "$dir" || rc=$?
+		echo "$rc" >"$SUITES_OUT.rc"
+	} | tee "$SUITES_OUT"
+	rc=$(cat "$SUITES_OUT.rc")
 	[ "$rc" -eq 0 ] || fail "suites/run exited $rc on $DEV ($*)"
 }
 
@@ -508,7 +528,9 @@ check_queue_count() { # check_queue_count C: queue_count of $CTRL against min(2*
 }
 
 id_ctrl_field() { # id_ctrl_field FILE KEY: the value of KEY in nvme id-ctrl output, nothing when it has none
-	awk -v k="$2" '$1 == k && $2 == ":" { print $3; exit }' "$1" 2>/dev/null
+	# No FILE (its phase skipped) is "none" too, not a failure that set -e would stop the lane on.
+	[ -r "$1" ] || return 0
+	awk -v k="$2" '$1 == k && $2 == ":" { print $3; exit }' "$1"
 }
 
 # check_id_ctrl FILE MDTS IOCCSZ [OVER]: nvme id-ctrl output against the emulator's controller parameters. IOCCSZ
