@@ -87,6 +87,8 @@
 #define NVMF_RDMA_CTRLR_FATAL "controller fatal (keep-alive timeout or admin queue lost)"
 /* Why a deleted queue closes when the host never took the Disconnect's answer (no receive posted for it). */
 #define NVMF_RDMA_DISCONNECT_UNTAKEN "the Disconnect's answer was not taken within the idle timeout"
+/* Why a queue pair closes that the port gave to a newer connection request (nvmf_rdma_port_make_room_locked()). */
+#define NVMF_RDMA_EVICTED "its place given to a newer connection request before it became a queue"
 #define NVMF_RDMA_LISTEN_BACKLOG 128
 
 /* What a work request was, in the low bits of its wr_id (slots are 8-byte aligned). */
@@ -161,9 +163,14 @@ struct nvmf_rdma_queue {
 	 */
 	bool connected;
 	/*
+	 * Under the port's lock: its Connect is running (nvmf_rdma_queue_claim()),
+	 * so the port gives its place to no newer connection request meanwhile.
+	 */
+	bool connecting;
+	/*
 	 * Under the port's lock: the port took a newer connection request in
 	 * this one's place before it Connected (nvmf_rdma_port_make_room_locked()):
-	 * it closes at its next check, unless its Connect succeeds first.
+	 * it closes at its next check, or at its Connect, which does not run.
 	 */
 	bool evicted;
 	/*
@@ -539,6 +546,9 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	/* A later Connect on a connected queue (refused) does not rename its host. */
 	if (data && !q->connected)
 		memcpy(q->hostnqn, claimed, sizeof(claimed));
+	pthread_mutex_lock(&q->port->lock);
+	q->connecting = false;
+	pthread_mutex_unlock(&q->port->lock);
 	if (status) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, q->peer, ernic_status_str(status));
@@ -551,11 +561,6 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	}
 	pthread_mutex_lock(&q->port->lock);
 	q->connected = true;
-	if (q->evicted) {
-		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
-		q->evicted = false;
-		q->port->nr_evicted--;
-	}
 	pthread_mutex_unlock(&q->port->lock);
 	q->idle_deadline_ns = 0;
 	q->qid = cmd->qid;
@@ -567,12 +572,35 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	return true;
 }
 
+/*
+ * A Connect on a queue pair that is no queue yet first claims its place: one
+ * the port has given to a newer connection request closes instead, its
+ * Connect not run. Were an evicted queue pair's Connect to keep its place, a
+ * host could take the port one over its limit with each eviction, as often as
+ * it liked. Claimed, the place is not given away while the Connect runs.
+ */
+static bool nvmf_rdma_queue_claim(struct nvmf_rdma_queue *q)
+{
+	bool claimed;
+
+	pthread_mutex_lock(&q->port->lock);
+	claimed = !q->evicted;
+	q->connecting = claimed;
+	pthread_mutex_unlock(&q->port->lock);
+	return claimed;
+}
+
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
 {
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&r->req.sqe;
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
 	enum ernic_exec ex;
 
+	if (connect && !q->connected && !nvmf_rdma_queue_claim(q)) {
+		nvmf_rdma_req_put(q, r);
+		nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_EVICTED);
+		return;
+	}
 	if (ERNIC_UNLIKELY(r->req.stamps != NULL))
 		r->rec.exec = ernic_now_ns();
 	ex = ernic_req_exec(&r->req);
@@ -795,8 +823,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
 			else if (!q->connected && nvmf_rdma_queue_evicted(q))
-				nvmf_rdma_queue_set_disconnect(q, "its place given to a newer connection request"
-								  " before it became a queue");
+				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_EVICTED);
 			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
 				nvmf_rdma_queue_set_disconnect(q, q->connected ? NVMF_RDMA_DISCONNECT_UNTAKEN
 									       : "no Connect within the idle timeout");
@@ -975,7 +1002,7 @@ static bool nvmf_rdma_port_make_room_locked(struct ernic_rdma_port *port)
 
 	/* Newest first: the last one found is the oldest. */
 	for (struct nvmf_rdma_queue *q = port->queues; q; q = q->next)
-		if (!q->evicted && !q->connected)
+		if (!q->evicted && !q->connected && !q->connecting)
 			oldest = q;
 	if (!oldest)
 		return false;

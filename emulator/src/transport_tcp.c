@@ -235,9 +235,14 @@ struct tcp_conn {
 	 */
 	bool connected;
 	/*
+	 * Under the port's lock: its Connect is running (tcp_conn_claim()), so
+	 * the port gives its place to no newer connection meanwhile.
+	 */
+	bool connecting;
+	/*
 	 * Under the port's lock: the port took a newer connection in this
 	 * one's place before it Connected (tcp_port_make_room_locked()): it
-	 * closes at its next check, unless its Connect succeeds first.
+	 * closes at its next check, or at its Connect, which does not run.
 	 */
 	bool evicted;
 	uint16_t qid;
@@ -1129,20 +1134,17 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	/* A later Connect on a connected queue (refused) does not rename its host. */
 	if (data && !conn->connected)
 		memcpy(conn->hostnqn, claimed, sizeof(claimed));
+	pthread_mutex_lock(&conn->port->lock);
+	conn->connecting = false;
+	if (!status)
+		conn->connected = true;
+	pthread_mutex_unlock(&conn->port->lock);
 	if (status) {
 		/* Worth a line: an allow list or a wrong NQN shows up here first. */
 		ernic_log(&conn->port->log, TCP_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, conn->peer, ernic_status_str(status));
 		return;
 	}
-	pthread_mutex_lock(&conn->port->lock);
-	conn->connected = true;
-	if (conn->evicted) {
-		/* A queue before it saw the notice: it keeps its place, the port one over its limit until one closes. */
-		conn->evicted = false;
-		conn->port->nr_evicted--;
-	}
-	pthread_mutex_unlock(&conn->port->lock);
 	conn->qid = cmd->qid;
 	conn->cntlid = (uint16_t)treq->req.cqe.dw0;
 	if (conn->qid)
@@ -1155,12 +1157,44 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 		conn->cntlid, conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
 }
 
+/* An evicted connection closes (-EUSERS), at its next check or at its Connect (tcp_conn_claim()). */
+static int tcp_conn_close_evicted(struct tcp_conn *conn)
+{
+	ernic_log(&conn->port->log, TCP_LOG_CLOSED_EARLY,
+		  "peer %s: closed: not a queue after %" PRIu64 " ms, with every one of the %u connections taken"
+		  " and a newer one waiting",
+		  conn->peer, (ernic_now_ns() - conn->opened_ns) / 1000000, conn->port->max_connections);
+	return -EUSERS;
+}
+
+/*
+ * A Connect on a connection that is no queue yet first claims its place: one
+ * the port has given to a newer connection closes instead, its Connect not
+ * run. Were an evicted connection's Connect to keep its place, a host could
+ * take the port one over its limit with each eviction, as often as it liked.
+ * Claimed, the place is not given away while the Connect runs.
+ */
+static bool tcp_conn_claim(struct tcp_conn *conn)
+{
+	bool claimed;
+
+	pthread_mutex_lock(&conn->port->lock);
+	claimed = !conn->evicted;
+	conn->connecting = claimed;
+	pthread_mutex_unlock(&conn->port->lock);
+	return claimed;
+}
+
 static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 {
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&treq->req.sqe;
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
 	enum ernic_exec ex;
 
+	if (connect && !conn->connected && !tcp_conn_claim(conn)) {
+		tcp_req_put(conn, treq);
+		return tcp_conn_close_evicted(conn);
+	}
 	/* Set before exec: a held request may complete on another thread before exec returns. */
 	treq->state = TCP_REQ_EXECUTING;
 	if (ERNIC_UNLIKELY(treq->req.stamps != NULL))
@@ -1221,13 +1255,8 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	 * stopping in the middle of a PDU. An idle connected queue is left to
 	 * keep-alive, as a host with KATO 0 asked for.
 	 */
-	if (!conn->connected && tcp_conn_evicted(conn)) {
-		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY,
-			  "peer %s: closed: not a queue after %" PRIu64 " ms, with every one of the %u connections taken"
-			  " and a newer one waiting",
-			  conn->peer, (now - conn->opened_ns) / 1000000, port->max_connections);
-		return -EUSERS;
-	}
+	if (!conn->connected && tcp_conn_evicted(conn))
+		return tcp_conn_close_evicted(conn);
 	if (!conn->connected && now - conn->opened_ns >= port->idle_timeout_ns) {
 		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
 			port->idle_timeout_ns / 1000000);
@@ -1962,7 +1991,7 @@ static bool tcp_port_make_room_locked(struct ernic_tcp_port *port)
 
 	/* Newest first: the last one found is the oldest. */
 	for (struct tcp_conn *c = port->conns; c; c = c->next)
-		if (!c->evicted && !c->connected)
+		if (!c->evicted && !c->connected && !c->connecting)
 			oldest = c;
 	if (!oldest)
 		return false;

@@ -1564,6 +1564,44 @@ static void test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_
 	th_teardown(th);
 }
 
+/*
+ * The place an evicted connection gave up is not won back by Connecting
+ * before its next check: else each newcomer, then a Connect on the socket
+ * it evicted, would take the port one over its limit, as often as a host
+ * liked. The eviction is marked before ernic_tcp_serve_fd() returns, so the
+ * Connect sent just after always finds it.
+ */
+static void test_an_evicted_connection_does_not_connect_its_way_past_the_limit(void)
+{
+	struct ernic_tcp_port_opts opts = { .max_connections = 1 };
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct nvmf_connect_data data = { .cntlid = NVMF_CNTLID_DYNAMIC };
+	struct nvmf_connect_cmd cmd = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_CONNECT, .sqsize = 31 };
+
+	snprintf(data.subnqn, sizeof(data.subnqn), "%s", SUBNQN);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOSTNQN);
+	for (int i = 0; i < 5; i++) {
+		int evicted = th->fd, newcomer;
+
+		th_icreq(th, 0);
+		CU_ASSERT_FATAL(th_attach(th) == 0);
+		newcomer = th->fd;
+		/* Closed unanswered: no CapsuleResp comes first. */
+		th->fd = evicted;
+		th_cmd_send(th, (struct nvme_sqe *)&cmd, &data, sizeof(data), 0, true);
+		CU_ASSERT(closed_within(evicted, 1000));
+		close(evicted);
+		th->fd = newcomer;
+	}
+	for (int i = 0; i < 100 && ernic_tcp_port_nr_conns(th->port) != 1; i++)
+		usleep(10 * 1000);
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 1);
+	/* The last newcomer, never evicted, becomes a queue. */
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect_as(th, HOSTNQN, SUBNQN, 0, NULL) == 0);
+	th_teardown(th);
+}
+
 #define SHORT_IDLE_MS 200
 
 static uint16_t th_rsp_status(struct th *th)
@@ -3022,6 +3060,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_io_queues_in_parallel),
 	UT_CASE(test_connection_over_max_connections_is_closed_others_keep_working),
 	UT_CASE(test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_queue),
+	UT_CASE(test_an_evicted_connection_does_not_connect_its_way_past_the_limit),
 	UT_CASE(test_a_slot_buffer_past_the_default_mdts_goes_with_its_command),
 	UT_CASE(test_idle_socket_that_never_sends_is_closed),
 	UT_CASE(test_busy_socket_that_never_connects_is_closed),

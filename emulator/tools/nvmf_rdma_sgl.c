@@ -30,10 +30,10 @@
  * refused ("qid: ...", 1 check).
  *
  * With --room N, against a target whose --max-connections is N, only what a
- * full target does ("room: ...", 3 checks): a connection request at the
+ * full target does ("room: ...", 4 checks): a connection request at the
  * limit takes the place of the oldest queue pair never Connected, which the
- * target closes, and when every place is a queue it is rejected (no
- * resources).
+ * target closes, unanswered if it sends a Connect at once, and when every
+ * place is a queue it is rejected (no resources).
  *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
@@ -982,12 +982,14 @@ static int run_qid_case(char *err, size_t errlen)
 
 /*
  * Against a target serving at most @places queue pairs: @places queue pairs
- * never Connected fill it; one more is accepted and Connects, and the
- * oldest of the others is closed by the target (within its check period,
- * 2 s of slack); once every place is a queue, one more is rejected with
+ * never Connected fill it; one more is accepted, and a Connect sent at once
+ * on the oldest of the others, whose place it took, is not answered (else a
+ * host could go past the limit one eviction at a time): the target closes
+ * that queue pair (within its check period, 2 s of slack). The newcomer
+ * Connects; once every place is a queue, one more is rejected with
  * NVMe/RDMA CM status 6 (no resources).
  */
-#define ROOM_NR_CHECKS 3
+#define ROOM_NR_CHECKS 4
 #define ROOM_MAX 8
 static int run_room_cases(unsigned int places, char *err, size_t errlen)
 {
@@ -995,14 +997,20 @@ static int run_room_cases(unsigned int places, char *err, size_t errlen)
 	char why[256] = "";
 	uint16_t cntlid;
 	uint64_t end;
-	bool newcomer, oldest_closed, rejected;
+	bool newcomer, evicted_unanswered, oldest_closed, rejected;
+	uint16_t st;
 	int ok = -1;
 
 	for (unsigned int i = 0; i < places; i++)
 		if (hq_open(&q[i], 0, err, errlen))
 			goto out;
-	newcomer = hq_open(&q[places], 0, why, sizeof(why)) == 0 &&
-		   connect_cmd(&q[places], 0, NVMF_CNTLID_DYNAMIC, &cntlid, why, sizeof(why)) == 0;
+	why[0] = '\0';
+	newcomer = hq_open(&q[places], 0, why, sizeof(why)) == 0;
+	st = connect_cmd(&q[0], 0, NVMF_CNTLID_DYNAMIC, NULL, why, sizeof(why));
+	evicted_unanswered = st == 0xFFFF;
+	printf("room: a Connect at once on the queue pair whose place it took: %s (expected: not answered)%s\n",
+	       evicted_unanswered ? "not answered" : st ? why : "accepted", evicted_unanswered ? "" : "  <-- differs");
+	newcomer = newcomer && connect_cmd(&q[places], 0, NVMF_CNTLID_DYNAMIC, &cntlid, why, sizeof(why)) == 0;
 	printf("room: a connection request at a full target, then its Connect: %s (expected: accepted)%s\n",
 	       newcomer ? "accepted" : why, newcomer ? "" : "  <-- differs");
 	end = now_ms() + 2000;
@@ -1020,7 +1028,7 @@ static int run_room_cases(unsigned int places, char *err, size_t errlen)
 	printf("room: a connection request with every place a queue: %s (expected: rejected, NVMe/RDMA CM status 6,"
 	       " no resources)%s\n",
 	       why[0] ? why : "accepted", rejected ? "" : "  <-- differs");
-	ok = newcomer + oldest_closed + rejected;
+	ok = newcomer + evicted_unanswered + oldest_closed + rejected;
 out:
 	for (unsigned int i = 0; i < places + 2; i++)
 		hq_close(&q[i]);
