@@ -83,6 +83,13 @@
 #define NVMF_RDMA_BUSY_POLL_NS 50000ull
 /* How often a queue wakes to check its controller, its idle timeout and shutdown, and the CM thread keep-alive. */
 #define NVMF_RDMA_POLL_MS 100
+/*
+ * CM events the port's thread handles before it reaps closed queue pairs and
+ * runs the keep-alive timers again: a host sending connection requests as
+ * fast as they are set up would otherwise keep the channel from ever being
+ * empty, and closed queue pairs (each evicted one among them) unreaped.
+ */
+#define NVMF_RDMA_CM_EVENT_BATCH 16
 /* Why a queue of a failed controller closes (ERNIC_EXEC_CTRLR_FATAL). */
 #define NVMF_RDMA_CTRLR_FATAL "controller fatal (keep-alive timeout or admin queue lost)"
 /* Why a deleted queue closes when the host never took the Disconnect's answer (no receive posted for it). */
@@ -1180,7 +1187,7 @@ static void *nvmf_rdma_cm_thread(void *arg)
 		pthread_mutex_unlock(&port->lock);
 		if (poll(&pfd, 1, NVMF_RDMA_POLL_MS) <= 0)
 			continue;
-		while (rdma_get_cm_event(port->ch, &ev) == 0)
+		for (int i = 0; i < NVMF_RDMA_CM_EVENT_BATCH && rdma_get_cm_event(port->ch, &ev) == 0; i++)
 			nvmf_rdma_handle_cm_event(port, ev);
 	}
 	return NULL;
