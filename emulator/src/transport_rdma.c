@@ -1001,12 +1001,20 @@ static void nvmf_rdma_reject(struct rdma_cm_id *id, uint16_t sts)
  * never Connect would otherwise hold every place for the idle timeout, and
  * asked for again as they close, keep allowed hosts out for as long as they
  * liked. Queues are never evicted: when all places are queues, the request
- * is rejected (no resources). False: none to evict. The CM thread only.
+ * is rejected (no resources). False: none to evict, or as many evicted and
+ * not closed yet as there are places. The CM thread only.
  */
 static bool nvmf_rdma_port_make_room_locked(struct ernic_rdma_port *port)
 {
 	struct nvmf_rdma_queue *oldest = NULL;
 
+	/*
+	 * As many evicted as there are places, at most: a burst of newcomers
+	 * faster than the evicted close (within a check period each) would
+	 * otherwise hold a thread and its buffers apiece meanwhile.
+	 */
+	if (port->nr_evicted >= port->max_queues)
+		return false;
 	/* Newest first: the last one found is the oldest. */
 	for (struct nvmf_rdma_queue *q = port->queues; q; q = q->next)
 		if (!q->evicted && !q->connected && !q->connecting)

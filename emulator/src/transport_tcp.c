@@ -1983,12 +1983,20 @@ static void tcp_peer_name(int fd, char *buf, size_t len)
  * Sockets that never speak would otherwise hold every place for the idle
  * timeout, and reopened as they close, keep allowed hosts out for as long
  * as they liked (nvmet-tcp has no limit to hold). Queues are never evicted:
- * when all places are queues, the newcomer is closed. False: none to evict.
+ * when all places are queues, the newcomer is closed. False: none to evict,
+ * or as many evicted and not closed yet as there are places.
  */
 static bool tcp_port_make_room_locked(struct ernic_tcp_port *port)
 {
 	struct tcp_conn *oldest = NULL;
 
+	/*
+	 * As many evicted as there are places, at most: a burst of newcomers
+	 * faster than the evicted close (within a check period each) would
+	 * otherwise hold a thread and its buffers apiece meanwhile.
+	 */
+	if (port->nr_evicted >= port->max_connections)
+		return false;
 	/* Newest first: the last one found is the oldest. */
 	for (struct tcp_conn *c = port->conns; c; c = c->next)
 		if (!c->evicted && !c->connected && !c->connecting)

@@ -1602,6 +1602,34 @@ static void test_an_evicted_connection_does_not_connect_its_way_past_the_limit(v
 	th_teardown(th);
 }
 
+/*
+ * A burst of newcomers, faster than the connections they evict close: at
+ * most as many evicted as places, so the port never holds more than twice
+ * its limit (each evicted one a thread and its buffers until it closes).
+ */
+static void test_a_burst_of_newcomers_evicts_at_most_as_many_as_there_are_places(void)
+{
+	struct ernic_tcp_port_opts opts = { .max_connections = 2 };
+	struct th *th = th_setup_opts(&opts, NULL);
+	unsigned int most = 0, refused = 0;
+	int fds[40];
+
+	for (int i = 0; i < 40; i++) {
+		int sv[2];
+
+		CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+		fds[i] = sv[0];
+		if (ernic_tcp_serve_fd(th->port, sv[1]) == -EBUSY)
+			refused++;
+		most = MAX(most, ernic_tcp_port_nr_conns(th->port));
+	}
+	CU_ASSERT(most <= 2 * opts.max_connections);
+	CU_ASSERT(refused > 0);
+	for (int i = 0; i < 40; i++)
+		close(fds[i]);
+	th_teardown(th);
+}
+
 #define SHORT_IDLE_MS 200
 
 static uint16_t th_rsp_status(struct th *th)
@@ -3061,6 +3089,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_connection_over_max_connections_is_closed_others_keep_working),
 	UT_CASE(test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_queue),
 	UT_CASE(test_an_evicted_connection_does_not_connect_its_way_past_the_limit),
+	UT_CASE(test_a_burst_of_newcomers_evicts_at_most_as_many_as_there_are_places),
 	UT_CASE(test_a_slot_buffer_past_the_default_mdts_goes_with_its_command),
 	UT_CASE(test_idle_socket_that_never_sends_is_closed),
 	UT_CASE(test_busy_socket_that_never_connects_is_closed),
