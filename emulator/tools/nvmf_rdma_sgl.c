@@ -994,7 +994,7 @@ static int run_qid_case(char *err, size_t errlen)
 static int run_room_cases(unsigned int places, char *err, size_t errlen)
 {
 	struct hq q[ROOM_MAX + 2] = { 0 };
-	char why[256] = "";
+	char why[256] = "", evicted_why[256] = "";
 	uint16_t cntlid;
 	uint64_t end;
 	bool newcomer, evicted_unanswered, oldest_closed, rejected;
@@ -1006,10 +1006,10 @@ static int run_room_cases(unsigned int places, char *err, size_t errlen)
 			goto out;
 	why[0] = '\0';
 	newcomer = hq_open(&q[places], 0, why, sizeof(why)) == 0;
-	st = connect_cmd(&q[0], 0, NVMF_CNTLID_DYNAMIC, NULL, why, sizeof(why));
+	st = connect_cmd(&q[0], 0, NVMF_CNTLID_DYNAMIC, NULL, evicted_why, sizeof(evicted_why));
 	evicted_unanswered = st == 0xFFFF;
 	printf("room: a Connect at once on the queue pair whose place it took: %s (expected: not answered)%s\n",
-	       evicted_unanswered ? "not answered" : st ? why : "accepted", evicted_unanswered ? "" : "  <-- differs");
+	       evicted_unanswered ? "not answered" : st ? evicted_why : "accepted", evicted_unanswered ? "" : "  <-- differs");
 	newcomer = newcomer && connect_cmd(&q[places], 0, NVMF_CNTLID_DYNAMIC, &cntlid, why, sizeof(why)) == 0;
 	printf("room: a connection request at a full target, then its Connect: %s (expected: accepted)%s\n",
 	       newcomer ? "accepted" : why, newcomer ? "" : "  <-- differs");
