@@ -254,7 +254,8 @@ ernicd_rdma_wait_listen() { # [LOG PID]: until that ernicd's log (default the ph
 }
 
 # A full target: a connection request takes the place of the oldest queue pair never Connected (whose Connect,
-# sent at once, is not answered), and is rejected once every place is a queue. Against an ernicd of its own with --max-connections ROOM_PLACES, stopped after.
+# sent at once, is not answered), and is rejected once every place is a queue. Against an ernicd of its own
+# with --max-connections ROOM_PLACES, stopped after.
 rdma_room_check() {
 	local log pid
 	log=$RESULTS/ernicd-rdma-room.log

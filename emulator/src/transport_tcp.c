@@ -1224,11 +1224,6 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 
 /* -------------------------------------------------------------- receiving */
 
-/*
- * Periodic work of a connection thread: the target's keep-alive timers, and
- * whether this connection should close (its controller failed, or the port
- * is stopping and no command is waiting for data).
- */
 /* Whether the port gave this connection's place to a newer one (tcp_port_make_room_locked()). */
 static bool tcp_conn_evicted(struct tcp_conn *conn)
 {
@@ -1240,6 +1235,11 @@ static bool tcp_conn_evicted(struct tcp_conn *conn)
 	return evicted;
 }
 
+/*
+ * Periodic work of a connection thread: the target's keep-alive timers, and
+ * whether this connection should close (its controller failed, or the port
+ * is stopping and no command is waiting for data).
+ */
 static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 {
 	struct ernic_tcp_port *port = conn->port;

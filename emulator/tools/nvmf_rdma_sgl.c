@@ -1004,12 +1004,12 @@ static int run_room_cases(unsigned int places, char *err, size_t errlen)
 	for (unsigned int i = 0; i < places; i++)
 		if (hq_open(&q[i], 0, err, errlen))
 			goto out;
-	why[0] = '\0';
 	newcomer = hq_open(&q[places], 0, why, sizeof(why)) == 0;
 	st = connect_cmd(&q[0], 0, NVMF_CNTLID_DYNAMIC, NULL, evicted_why, sizeof(evicted_why));
 	evicted_unanswered = st == 0xFFFF;
 	printf("room: a Connect at once on the queue pair whose place it took: %s (expected: not answered)%s\n",
-	       evicted_unanswered ? "not answered" : st ? evicted_why : "accepted", evicted_unanswered ? "" : "  <-- differs");
+	       evicted_unanswered ? "not answered" : st ? evicted_why : "accepted",
+	       evicted_unanswered ? "" : "  <-- differs");
 	newcomer = newcomer && connect_cmd(&q[places], 0, NVMF_CNTLID_DYNAMIC, &cntlid, why, sizeof(why)) == 0;
 	printf("room: a connection request at a full target, then its Connect: %s (expected: accepted)%s\n",
 	       newcomer ? "accepted" : why, newcomer ? "" : "  <-- differs");
