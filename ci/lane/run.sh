@@ -97,6 +97,11 @@ done
 # read (fio's per I/O, the TCP stack's per segment, ernicd's spin) is a system call and an emulated device
 # access. TCG's TSC follows the host's monotonic clock, one count for every vCPU, so it is safe to trust here.
 APPEND="console=ttyS0 panic=-1 loglevel=3 cryptomgr.notests clocksource=tsc tsc=reliable"
+# A soft lockup panics the guest (which then stops QEMU: panic=-1 and -no-reboot) and replays the whole kernel log at
+# full verbosity (panic_print=0x20), so that the locked CPU's stack and every other CPU's backtrace reach the console,
+# which loglevel=3 otherwise keeps to the "BUG: soft lockup" line; left to itself a locked guest printed that line
+# every 30 s until QEMU was killed, its own watchdog locked out too.
+APPEND="$APPEND softlockup_panic=1 softlockup_all_cpu_backtrace=1 panic_print=0x20"
 # The guest's CPU has no ERMS or FSRM. With them (QEMU's max) the kernel copies and clears pages with rep movsb and
 # rep stosb, which QEMU 7.2's TCG runs one byte per pass through the instruction's translation block: 8 times the
 # passes of the rep movsq it uses without them, where a real CPU with ERMS copies 4 KiB in about 100 ns. A 4 KiB
@@ -537,9 +542,12 @@ elapsed
 # The guest's last words (its last steps, ernicd's stderr, the kernel's nvme messages, the watchdog's process
 # list): a log that keeps only its end, as a CI run's does, still says why.
 last_words() {
+	local n=40
+	# A panic's replayed log ends with the lockup's registers, its stack and the other CPUs' backtraces.
+	if grep -q 'Kernel panic - not syncing' "$LOG"; then n=200; fi
 	echo "lane: the console's last lines:"
 	awk '/^ERNIC-LANE-[A-Z]+-BEGIN / { block = 1; next } /^ERNIC-LANE-[A-Z]+-END / { block = 0; next }
-		!block && !/^ERNIC-LANE/' "$LOG" | tail -n 40 | sed 's/^/  /'
+		!block && !/^ERNIC-LANE/' "$LOG" | tail -n "$n" | sed 's/^/  /'
 }
 if [ "$MARKS" -ne 1 ]; then
 	last_words
