@@ -125,6 +125,11 @@ static uint16_t connect_admin(struct ernic_req *req, const struct nvmf_connect_d
 
 	if (data->cntlid != NVMF_CNTLID_DYNAMIC)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
+	if (discovery && req->sq->ops->admit_discovery) {
+		status = req->sq->ops->admit_discovery(req->sq);
+		if (status)
+			return status;
+	}
 	ctrlr = ernic_ctrlr_create(req->sq->tgt, data, cmd->kato, discovery, req->sq->nvmf_port);
 	if (!ctrlr)
 		return NVME_SC_CONNECT_CTRL_BUSY;

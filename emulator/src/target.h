@@ -219,12 +219,33 @@ struct ernic_transport_ops {
 	uint16_t (*map_c2h_zero_tail)(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf);
 	void (*complete)(struct ernic_req *req);
 	/*
+	 * Optional: an admin Connect naming the discovery subsystem, checked
+	 * and about to create its controller, takes one of the places its port
+	 * keeps for discovery queues; returns NVME_SC_CONNECT_CTRL_BUSY when
+	 * they are all taken. The place is the connection's until it closes.
+	 * Discovery is open to any host, and a connected queue is never
+	 * evicted, so without this bound kept-alive discovery controllers
+	 * could hold every place of a small port.
+	 */
+	uint16_t (*admit_discovery)(struct ernic_sq *sq);
+	/*
 	 * In-capsule data the transport accepts on I/O queues: 0 over RDMA (every
 	 * command carries a keyed SGL, IOCCSZ 4), some KiB over TCP. Identify
 	 * Controller reports IOCCSZ = 4 + in_capsule_data_size / 16.
 	 */
 	uint32_t in_capsule_data_size;
 };
+
+/*
+ * Of a port's @places (connections, or RDMA queue pairs), how many discovery
+ * queues may hold at once (ernic_transport_ops.admit_discovery): half, and at
+ * least one, so a host that may not reach the subsystem still finds as many
+ * free for those that may.
+ */
+static inline unsigned int ernic_discovery_places(unsigned int places)
+{
+	return places > 1 ? places / 2 : 1;
+}
 
 /*
  * Per-queue counters: written by the queue's thread only, summed on read by

@@ -180,6 +180,8 @@ struct nvmf_rdma_queue {
 	 * it closes at its next check, or at its Connect, which does not run.
 	 */
 	bool evicted;
+	/* Under the port's lock: it holds one of the port's discovery places (nvmf_rdma_admit_discovery()). */
+	bool discovery;
 	/*
 	 * While the queue serves no controller (not yet Connected, or deleted
 	 * by a Disconnect), when it closes; 0 while it serves one. The queue's
@@ -243,17 +245,20 @@ struct ernic_rdma_port {
 	struct nvmf_rdma_queue *queues;
 	struct nvmf_rdma_queue *zombies; /* finished threads, to join */
 	unsigned int nr_queues;
-	unsigned int nr_evicted; /* of @nr_queues, queue pairs evicted and not closed yet */
+	unsigned int nr_evicted;   /* of @nr_queues, queue pairs evicted and not closed yet */
+	unsigned int nr_discovery; /* of @nr_queues, those holding a discovery place */
 };
 
 static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 static void nvmf_rdma_complete(struct ernic_req *req);
+static uint16_t nvmf_rdma_admit_discovery(struct ernic_sq *sq);
 
 static const struct ernic_transport_ops nvmf_rdma_ops = {
 	.name = "rdma",
 	.trtype = NVMF_TRTYPE_RDMA,
 	.map_data = nvmf_rdma_map_data,
 	.complete = nvmf_rdma_complete,
+	.admit_discovery = nvmf_rdma_admit_discovery,
 	/* The port's own copy sets it (ernic_rdma_port_opts.in_capsule_data); IOCCSZ 4 without. */
 	.in_capsule_data_size = 0,
 };
@@ -597,6 +602,23 @@ static bool nvmf_rdma_queue_claim(struct nvmf_rdma_queue *q)
 	return claimed;
 }
 
+/* A discovery Connect takes one of the port's discovery places (ernic_transport_ops.admit_discovery). */
+static uint16_t nvmf_rdma_admit_discovery(struct ernic_sq *sq)
+{
+	struct nvmf_rdma_queue *q = sq->transport;
+	struct ernic_rdma_port *port = q->port;
+	bool admitted;
+
+	pthread_mutex_lock(&port->lock);
+	admitted = q->discovery || port->nr_discovery < ernic_discovery_places(port->max_queues);
+	if (!q->discovery && admitted) {
+		q->discovery = true;
+		port->nr_discovery++;
+	}
+	pthread_mutex_unlock(&port->lock);
+	return admitted ? NVME_SC_SUCCESS : NVME_SC_CONNECT_CTRL_BUSY;
+}
+
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
 {
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&r->req.sqe;
@@ -892,6 +914,8 @@ static void *nvmf_rdma_queue_thread(void *arg)
 	port->nr_queues--;
 	if (q->evicted)
 		port->nr_evicted--;
+	if (q->discovery)
+		port->nr_discovery--;
 	pthread_cond_broadcast(&port->cond);
 	pthread_mutex_unlock(&port->lock);
 	return NULL;

@@ -245,6 +245,8 @@ struct tcp_conn {
 	 * closes at its next check, or at its Connect, which does not run.
 	 */
 	bool evicted;
+	/* Under the port's lock: it holds one of the port's discovery places (tcp_admit_discovery()). */
+	bool discovery;
 	uint16_t qid;
 	uint16_t cntlid;
 	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
@@ -325,13 +327,15 @@ struct ernic_tcp_port {
 	struct tcp_conn *conns;
 	struct tcp_conn *zombies; /* finished threads, to join */
 	unsigned int nr_conns;
-	unsigned int nr_evicted; /* of @nr_conns, connections evicted and not closed yet */
+	unsigned int nr_evicted;   /* of @nr_conns, connections evicted and not closed yet */
+	unsigned int nr_discovery; /* of @nr_conns, those holding a discovery place */
 };
 
 static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
 static uint16_t tcp_map_c2h_in_place(struct ernic_req *req, uint32_t len, const void *src);
 static uint16_t tcp_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf);
 static void tcp_complete(struct ernic_req *req);
+static uint16_t tcp_admit_discovery(struct ernic_sq *sq);
 
 static const struct ernic_transport_ops tcp_ops = {
 	.name = "tcp",
@@ -340,6 +344,7 @@ static const struct ernic_transport_ops tcp_ops = {
 	.map_c2h_in_place = tcp_map_c2h_in_place,
 	.map_c2h_zero_tail = tcp_map_c2h_zero_tail,
 	.complete = tcp_complete,
+	.admit_discovery = tcp_admit_discovery,
 	.in_capsule_data_size = ERNIC_TCP_IN_CAPSULE_DATA,
 };
 
@@ -1185,6 +1190,23 @@ static bool tcp_conn_claim(struct tcp_conn *conn)
 	return claimed;
 }
 
+/* A discovery Connect takes one of the port's discovery places (ernic_transport_ops.admit_discovery). */
+static uint16_t tcp_admit_discovery(struct ernic_sq *sq)
+{
+	struct tcp_conn *conn = sq->transport;
+	struct ernic_tcp_port *port = conn->port;
+	bool admitted;
+
+	pthread_mutex_lock(&port->lock);
+	admitted = conn->discovery || port->nr_discovery < ernic_discovery_places(port->max_connections);
+	if (!conn->discovery && admitted) {
+		conn->discovery = true;
+		port->nr_discovery++;
+	}
+	pthread_mutex_unlock(&port->lock);
+	return admitted ? NVME_SC_SUCCESS : NVME_SC_CONNECT_CTRL_BUSY;
+}
+
 static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 {
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&treq->req.sqe;
@@ -1917,6 +1939,8 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 	port->nr_conns--;
 	if (conn->evicted)
 		port->nr_evicted--;
+	if (conn->discovery)
+		port->nr_discovery--;
 	pthread_cond_broadcast(&port->cond);
 	pthread_mutex_unlock(&port->lock);
 }

@@ -1630,6 +1630,51 @@ static void test_a_burst_of_newcomers_evicts_at_most_as_many_as_there_are_places
 	th_teardown(th);
 }
 
+/*
+ * Discovery is open to any host and a connected queue is never evicted: at
+ * most half a port's places hold discovery queues, so kept-alive discovery
+ * controllers of a host that may not reach the subsystem leave the others
+ * to hosts that may. One more is Controller Busy, and is let in once a
+ * discovery queue has closed.
+ */
+static void test_discovery_queues_hold_at_most_half_the_places(void)
+{
+	static const char *const allow[] = { HOSTNQN, NULL };
+	static const char stranger[] = "nqn.2014-08.org.nvmexpress:uuid:7e1e1c8a-0b0d-4c55-9a4b-3f1f5a0c0bad";
+	struct ernic_tcp_port_opts opts = { .max_connections = 4 };
+	struct th *th = th_setup_opts(&opts, allow);
+	static uint8_t rbuf[4096];
+	int disc[3], admin_fd;
+
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			CU_ASSERT_FATAL(th_attach(th) == 0);
+		disc[i] = th->fd;
+		th_icreq(th, 0);
+		CU_ASSERT(th_connect_as(th, stranger, NVMF_DISC_NQN, 0, NULL) ==
+			  (i < 2 ? NVME_SC_SUCCESS : NVME_SC_CONNECT_CTRL_BUSY));
+	}
+	/* The allowed host's admin queue takes the last place, its I/O queue the refused one's. */
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	admin_fd = th_io_queue_up(th, 0, 0);
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, sizeof(rbuf), false) == 0);
+	CU_ASSERT(closed_within(disc[2], 1000));
+	close(disc[2]);
+	close(th->fd);
+
+	/* A discovery queue closed gives its place back. */
+	close(disc[0]);
+	for (int i = 0; i < 100 && ernic_tcp_port_nr_conns(th->port) != 2; i++)
+		usleep(10 * 1000);
+	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 2);
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_icreq(th, 0);
+	CU_ASSERT(th_connect_as(th, stranger, NVMF_DISC_NQN, 0, NULL) == NVME_SC_SUCCESS);
+	close(disc[1]);
+	close(admin_fd);
+	th_teardown(th);
+}
+
 #define SHORT_IDLE_MS 200
 
 static uint16_t th_rsp_status(struct th *th)
@@ -3090,6 +3135,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_queue),
 	UT_CASE(test_an_evicted_connection_does_not_connect_its_way_past_the_limit),
 	UT_CASE(test_a_burst_of_newcomers_evicts_at_most_as_many_as_there_are_places),
+	UT_CASE(test_discovery_queues_hold_at_most_half_the_places),
 	UT_CASE(test_a_slot_buffer_past_the_default_mdts_goes_with_its_command),
 	UT_CASE(test_idle_socket_that_never_sends_is_closed),
 	UT_CASE(test_busy_socket_that_never_connects_is_closed),

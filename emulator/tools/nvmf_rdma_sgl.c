@@ -30,10 +30,11 @@
  * refused ("qid: ...", 1 check).
  *
  * With --room N, against a target whose --max-connections is N, only what a
- * full target does ("room: ...", 4 checks): a connection request at the
+ * full target does ("room: ...", 5 checks): a connection request at the
  * limit takes the place of the oldest queue pair never Connected, which the
  * target closes, unanswered if it sends a Connect at once, and when every
- * place is a queue it is rejected (no resources).
+ * place is a queue it is rejected (no resources); discovery queues, open to
+ * any host, hold at most half the places.
  *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
@@ -350,9 +351,9 @@ static struct ibv_mr *reg_buf(struct hq *q, void *buf, size_t len, int extra)
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | extra);
 }
 
-/* Connect as @hostnqn, its data behind a keyed SGL, or in the capsule when @icd (an I/O queue taking it). */
-static uint16_t connect_cmd_as(struct hq *q, const char *hostnqn, bool icd, uint16_t qid, uint16_t cntlid,
-			       uint16_t *out_cntlid, char *err, size_t errlen)
+/* Connect as @hostnqn to @nqn, its data behind a keyed SGL, or in the capsule when @icd (an I/O queue taking it). */
+static uint16_t connect_cmd_as(struct hq *q, const char *hostnqn, const char *nqn, bool icd, uint16_t qid,
+			       uint16_t cntlid, uint16_t *out_cntlid, char *err, size_t errlen)
 {
 	static struct nvmf_connect_data data;
 	struct nvme_sqe sqe = { 0 };
@@ -362,7 +363,7 @@ static uint16_t connect_cmd_as(struct hq *q, const char *hostnqn, bool icd, uint
 
 	memset(&data, 0, sizeof(data));
 	data.cntlid = cntlid;
-	snprintf(data.subnqn, sizeof(data.subnqn), "%s", subnqn);
+	snprintf(data.subnqn, sizeof(data.subnqn), "%s", nqn);
 	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", hostnqn);
 	mr = reg_buf(q, &data, sizeof(data), 0);
 	if (!mr) {
@@ -399,7 +400,7 @@ static uint16_t connect_cmd_as(struct hq *q, const char *hostnqn, bool icd, uint
 static uint16_t connect_cmd(struct hq *q, uint16_t qid, uint16_t cntlid, uint16_t *out_cntlid, char *err,
 			    size_t errlen)
 {
-	return connect_cmd_as(q, HOSTNQN, false, qid, cntlid, out_cntlid, err, errlen);
+	return connect_cmd_as(q, HOSTNQN, subnqn, false, qid, cntlid, out_cntlid, err, errlen);
 }
 
 /* An admin queue with CC.EN set, and I/O queue @qid of the same controller. */
@@ -782,7 +783,7 @@ static int run_disconnect_case(char *err, size_t errlen)
 	 */
 	why[0] = '\0';
 	icd = identify_ioccsz(&admin, why, sizeof(why)) >= ERNIC_IOCCSZ + 1024 / 16;
-	st = connect_cmd_as(&io, OTHER_HOSTNQN, icd, 1, cntlid, NULL, why, sizeof(why));
+	st = connect_cmd_as(&io, OTHER_HOSTNQN, subnqn, icd, 1, cntlid, NULL, why, sizeof(why));
 	got = st & (uint16_t)~NVME_CQE_STATUS_DNR;
 	printf("disconnect: a second Connect on I/O queue 1, naming another host: %s (expected: %s)%s\n",
 	       st == 0xFFFF ? why : ernic_status_str(got), ernic_status_str(NVME_SC_CMD_SEQ_ERROR),
@@ -980,6 +981,56 @@ static int run_qid_case(char *err, size_t errlen)
 	return ok;
 }
 
+#define ROOM_NR_CHECKS 5
+#define ROOM_MAX 8
+
+/* A connection request, again while the target rejects it (a place it has yet to free), for up to 2 s. */
+static int hq_open_retry(struct hq *q, char *err, size_t errlen)
+{
+	uint64_t end = now_ms() + 2000;
+	int rc;
+
+	while ((rc = hq_open(q, 0, err, errlen)) && now_ms() < end) {
+		hq_close(q);
+		usleep(50000);
+	}
+	return rc;
+}
+
+/*
+ * Discovery Connects, open to any host, at an empty target of @places (2 or
+ * more) places: half of them are accepted, one more is Connect Controller
+ * Busy. Kept-alive discovery controllers would otherwise hold every place of
+ * a small port, and queues are never evicted.
+ */
+static bool room_discovery_case(unsigned int places, char *err, size_t errlen)
+{
+	unsigned int admitted = places / 2;
+	struct hq d[ROOM_MAX / 2 + 1] = { 0 };
+	char why[256] = "";
+	uint16_t st = 0xFFFF;
+	bool ok = false;
+
+	for (unsigned int nr = 0; nr <= admitted; nr++) {
+		if (hq_open_retry(&d[nr], err, errlen))
+			goto out;
+		st = connect_cmd_as(&d[nr], OTHER_HOSTNQN, NVMF_DISC_NQN, false, 0, NVMF_CNTLID_DYNAMIC, NULL, why,
+				    sizeof(why));
+		if (nr < admitted && st) {
+			snprintf(err, errlen, "discovery Connect %u of %u: %s", nr + 1, admitted, why);
+			goto out;
+		}
+	}
+	ok = st == NVME_SC_CONNECT_CTRL_BUSY;
+	printf("room: discovery Connect %u with %u places: %s (expected: %s)%s\n", admitted + 1, places,
+	       st == 0xFFFF ? why : st ? ernic_status_str(st) : "accepted", ernic_status_str(NVME_SC_CONNECT_CTRL_BUSY),
+	       ok ? "" : "  <-- differs");
+out:
+	for (unsigned int i = 0; i <= admitted; i++)
+		hq_close(&d[i]);
+	return ok;
+}
+
 /*
  * Against a target serving at most @places queue pairs: @places queue pairs
  * never Connected fill it; one more is accepted, and a Connect sent at once
@@ -987,10 +1038,9 @@ static int run_qid_case(char *err, size_t errlen)
  * host could go past the limit one eviction at a time): the target closes
  * that queue pair (within its check period, 2 s of slack). The newcomer
  * Connects; once every place is a queue, one more is rejected with
- * NVMe/RDMA CM status 6 (no resources).
+ * NVMe/RDMA CM status 6 (no resources). Then, every queue closed, discovery
+ * queues hold at most half the places (room_discovery_case()).
  */
-#define ROOM_NR_CHECKS 4
-#define ROOM_MAX 8
 static int run_room_cases(unsigned int places, char *err, size_t errlen)
 {
 	struct hq q[ROOM_MAX + 2] = { 0 };
@@ -1028,7 +1078,9 @@ static int run_room_cases(unsigned int places, char *err, size_t errlen)
 	printf("room: a connection request with every place a queue: %s (expected: rejected, NVMe/RDMA CM status 6,"
 	       " no resources)%s\n",
 	       why[0] ? why : "accepted", rejected ? "" : "  <-- differs");
-	ok = newcomer + evicted_unanswered + oldest_closed + rejected;
+	for (unsigned int i = 0; i < places + 2; i++)
+		hq_close(&q[i]);
+	ok = newcomer + evicted_unanswered + oldest_closed + rejected + room_discovery_case(places, err, errlen);
 out:
 	for (unsigned int i = 0; i < places + 2; i++)
 		hq_close(&q[i]);
@@ -1060,8 +1112,8 @@ int main(int argc, char **argv)
 		unsigned long places = strtoul(argv[2], &end, 10);
 		char room_err[256] = "";
 
-		if (*end || !places || places > ROOM_MAX) {
-			fprintf(stderr, TOOL ": --room %s: not the target's --max-connections (1..%d)\n", argv[2],
+		if (*end || places < 2 || places > ROOM_MAX) {
+			fprintf(stderr, TOOL ": --room %s: not the target's --max-connections (2..%d)\n", argv[2],
 				ROOM_MAX);
 			return 2;
 		}

@@ -104,7 +104,9 @@ struct ernic_tcp_wait_stats {
  * @max_connections: connections served at once (0: ERNIC_TCP_MAX_CONNECTIONS);
  *	one more takes the place of the oldest that is not a queue yet (no
  *	ICReq or no Connect), which closes within ERNIC_TCP_POLL_MS, and is
- *	closed at once when every place is a queue
+ *	closed at once when every place is a queue; discovery queues hold at
+ *	most half the places (at least one), and a discovery Connect past that
+ *	is Connect Controller Busy
  * @idle_timeout_ms: how long a connection may take to complete ICReq and
  *	Connect, to finish a PDU once it started, and to send the data an R2T
  *	asked for, and to take a read sent from namespace memory once a
