@@ -5,6 +5,7 @@
 #
 #   make lane     install the lane's packages, build ernicd (when its source is there), run the lane
 #                 (LANE_RUNTIME=S seconds per time-based case, default 1; LANE_TIMEOUT=S QEMU's limit, default 900;
+#                 LANE_SILENCE_S=S stops QEMU after S s of a silent console, default 300;
 #                 LANE_SKIP=nvmet,ernicd,faults,lad,rdma,passthru,ctl leaves phases out; LANE_ROUNDS=N runs the suite cases N times
 #                 per target and takes the ratios of the medians: 1 here, 3 in ci/nightly)
 
@@ -16,8 +17,15 @@ lane:
 	ci/deps.sh lane $(if $(LANE_ERNICD),build) engine
 	$(if $(LANE_ERNICD)$(LOAD_TOOL)$(RDMA_SGL_TOOL),$(MAKE) $(LANE_ERNICD) $(LANE_ERNICCTL) $(LOAD_TOOL) $(RDMA_SGL_TOOL))
 	$(MAKE) engine
-	ERNICD="$(abspath $(BUILD)/ernicd)" ERNICCTL="$(abspath $(BUILD)/ernicctl)" LOAD_TOOL="$(abspath $(BUILD)/nvmf_tcp_load)" \
-		RDMA_SGL_TOOL="$(abspath $(BUILD)/nvmf_rdma_sgl)" ENGINE_SO="$(abspath $(BUILD)/ernic-fio.so)" ci/lane/run.sh
+	$(LANE_RUN) || { rc=$$?; [ $$rc -eq 3 ] || exit $$rc; \
+		echo "lane: the guest's kernel died with no verdict (its last lines above): one more boot"; $(LANE_RUN); }
+
+# Exit status 3: the guest's kernel died before any verdict (ci/lane/run.sh), which says nothing of the code
+# under test: QEMU's TCG can lock a guest whose kernel patches text another vCPU runs (results/NOTEBOOK.md, "A
+# guest locked by text patching"), as the lad phase's tracefs writes do. One more boot then; a second death fails.
+LANE_RUN = ERNICD="$(abspath $(BUILD)/ernicd)" ERNICCTL="$(abspath $(BUILD)/ernicctl)" \
+	LOAD_TOOL="$(abspath $(BUILD)/nvmf_tcp_load)" RDMA_SGL_TOOL="$(abspath $(BUILD)/nvmf_rdma_sgl)" \
+	ENGINE_SO="$(abspath $(BUILD)/ernic-fio.so)" ci/lane/run.sh
 
 # `make test` runs the lane last, after every check of test-more (the QEMU guest is the slow part:
 # a quick check that fails should say so first). Its rows stay under build/ unless LANE_CSV_DIR says

@@ -8,6 +8,7 @@
 #
 # Usage: ci/lane/run.sh
 # Env:   LANE_TIMEOUT=SECONDS  QEMU's wall-clock limit (default 900; the guest's own watchdog fires 20 s earlier)
+#        LANE_SILENCE_S=SECONDS QEMU is stopped once its console has been silent that long (default 300; 0: never)
 #        LANE_RUNTIME=SECONDS  per time-based suite case in the guest (default 1)
 #        LANE_ROUNDS=N  run the suite cases N times per target in the same guest (default 1; the nightly runs 3):
 #                       the ratios are of the medians, and the QEMU limit grows by 300 s per extra round
@@ -56,7 +57,8 @@
 #        LANE_CSV_DIR/lane-rtt.csv (the guest's bare loopback TCP round trips, tcp_rtt); the lad phase's raw traces
 #        (the guest's outbox disk, build/lane/outbox.img) in build/lane/results/files/lad/<target>/, its tables
 #        in build/lane/lad.txt and, on a pass, rows appended to LANE_CSV_DIR/lad.csv (suites/lad/fabric-report).
-# Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole.
+# Exit:  0 only if the guest printed "ERNIC-LANE: PASS" and its CSV files came back whole; 3 when the guest's
+#        kernel died before any verdict (a panic, or QEMU killed with the guest's own watchdog silent); else 1.
 set -euo pipefail
 # Settings come from the environment (above); an argument is a mistake, not a run of many minutes.
 if [ $# -gt 0 ]; then
@@ -223,6 +225,9 @@ APPEND="$APPEND ernic.deadline=$(($(date +%s) + TIMEOUT - 20))"
 echo "lane: booting $(cat "$OUT/kernel-release") under QEMU (TCG), limit ${TIMEOUT}s"
 RAW=$OUT/console.raw
 set +e
+# A guest silent for 300 s is dead (the longest quiet stretch of a passing lane was 42 s): QEMU is stopped then.
+FOLLOW_SILENCE_S=${LANE_SILENCE_S:-300}
+[[ $FOLLOW_SILENCE_S =~ ^[0-9]+$ ]] || die "LANE_SILENCE_S must be a whole number of seconds (got '$FOLLOW_SILENCE_S')"
 # KVM is not usable here (the kernel hangs or QEMU pauses on an emulation failure): TCG, always under timeout.
 # -drive splits its value at commas, so a comma in the path is doubled; -serial file: takes the rest as the path.
 follow_console "$RAW" timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
@@ -233,7 +238,11 @@ follow_console "$RAW" timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 QRC=$?
 set -e
 tr -d '\r' <"$RAW" >"$LOG"
-[ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "lane: QEMU killed after ${TIMEOUT}s"
+# 124 and 137: timeout's limit (TERM, then KILL); 143: stopped for silence (follow_console).
+case "$QRC" in
+124 | 137) echo "lane: QEMU killed after ${TIMEOUT}s" ;;
+143) echo "lane: QEMU stopped: the guest printed nothing for ${FOLLOW_SILENCE_S}s" ;;
+esac
 # An archive the guest never wrote is all zeros, which tar reads as an empty one.
 mkdir -p "$RES/files"
 tar -xf "$OUTBOX" -C "$RES/files" || echo "lane: the outbox disk holds no readable archive"
@@ -552,6 +561,12 @@ last_words() {
 if [ "$MARKS" -ne 1 ]; then
 	last_words
 	echo "lane: FAIL: expected one marker line, found $MARKS (QEMU exit $QRC); console in $LOG"
+	# Not even the guest's watchdog spoke: its kernel panicked (a soft lockup does, above) or hung whole until
+	# QEMU was killed. Exit 3 says so to the caller (ci/lane.mk boots once more).
+	if [ "$MARKS" -eq 0 ] && { grep -q 'Kernel panic - not syncing' "$LOG" || [[ $QRC =~ ^(124|137|143)$ ]]; }; then
+		echo "lane: the guest's kernel died before any verdict"
+		exit 3
+	fi
 	exit 1
 fi
 if [ "$VERDICT" != "ERNIC-LANE: PASS" ]; then
