@@ -607,16 +607,12 @@ static uint16_t nvmf_rdma_admit_discovery(struct ernic_sq *sq)
 {
 	struct nvmf_rdma_queue *q = sq->transport;
 	struct ernic_rdma_port *port = q->port;
-	bool admitted;
+	uint16_t status;
 
 	pthread_mutex_lock(&port->lock);
-	admitted = q->discovery || port->nr_discovery < ernic_discovery_places(port->max_queues);
-	if (!q->discovery && admitted) {
-		q->discovery = true;
-		port->nr_discovery++;
-	}
+	status = ernic_discovery_admit_locked(&q->discovery, &port->nr_discovery, port->max_queues);
 	pthread_mutex_unlock(&port->lock);
-	return admitted ? NVME_SC_SUCCESS : NVME_SC_CONNECT_CTRL_BUSY;
+	return status;
 }
 
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)

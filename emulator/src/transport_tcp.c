@@ -1195,16 +1195,12 @@ static uint16_t tcp_admit_discovery(struct ernic_sq *sq)
 {
 	struct tcp_conn *conn = sq->transport;
 	struct ernic_tcp_port *port = conn->port;
-	bool admitted;
+	uint16_t status;
 
 	pthread_mutex_lock(&port->lock);
-	admitted = conn->discovery || port->nr_discovery < ernic_discovery_places(port->max_connections);
-	if (!conn->discovery && admitted) {
-		conn->discovery = true;
-		port->nr_discovery++;
-	}
+	status = ernic_discovery_admit_locked(&conn->discovery, &port->nr_discovery, port->max_connections);
 	pthread_mutex_unlock(&port->lock);
-	return admitted ? NVME_SC_SUCCESS : NVME_SC_CONNECT_CTRL_BUSY;
+	return status;
 }
 
 static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
