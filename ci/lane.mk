@@ -20,9 +20,9 @@ lane:
 	$(LANE_RUN) || { rc=$$?; [ $$rc -eq 3 ] || exit $$rc; \
 		echo "lane: the guest's kernel died with no verdict (its last lines above): one more boot"; $(LANE_RUN); }
 
-# Exit status 3: the guest's kernel died before any verdict (ci/lane/run.sh), which says nothing of the code
-# under test: QEMU's TCG can lock a guest whose kernel patches text another vCPU runs (results/NOTEBOOK.md, "A
-# guest locked by text patching"), as the lad phase's tracefs writes do. One more boot then; a second death fails.
+# Exit status 3: the guest's kernel died before any verdict (ci/lane/run.sh). QEMU's TCG can lock a guest whose
+# kernel patches text another vCPU runs (results/NOTEBOOK.md, "A guest locked by text patching"), as the lad
+# phase's tracefs writes do: one more boot then, and a second death fails.
 LANE_RUN = ERNICD="$(abspath $(BUILD)/ernicd)" ERNICCTL="$(abspath $(BUILD)/ernicctl)" \
 	LOAD_TOOL="$(abspath $(BUILD)/nvmf_tcp_load)" RDMA_SGL_TOOL="$(abspath $(BUILD)/nvmf_rdma_sgl)" \
 	ENGINE_SO="$(abspath $(BUILD)/ernic-fio.so)" ci/lane/run.sh
