@@ -1009,7 +1009,7 @@ static bool room_discovery_case(unsigned int places, char *err, size_t errlen)
 	struct hq d[ROOM_MAX / 2 + 1] = { 0 };
 	char why[256] = "";
 	uint16_t st = 0xFFFF;
-	bool ok = false;
+	bool ok = false, ran = false;
 
 	for (unsigned int nr = 0; nr <= admitted; nr++) {
 		if (hq_open_retry(&d[nr], err, errlen))
@@ -1025,7 +1025,10 @@ static bool room_discovery_case(unsigned int places, char *err, size_t errlen)
 	printf("room: discovery Connect %u with %u places: %s (expected: %s)%s\n", admitted + 1, places,
 	       st == 0xFFFF ? why : st ? ernic_status_str(st) : "accepted", ernic_status_str(NVME_SC_CONNECT_CTRL_BUSY),
 	       ok ? "" : "  <-- differs");
+	ran = true;
 out:
+	if (!ran)
+		printf("room: discovery Connects with %u places: could not run: %s  <-- differs\n", places, err);
 	for (unsigned int i = 0; i <= admitted; i++)
 		hq_close(&d[i]);
 	return ok;
