@@ -78,6 +78,9 @@ ROUNDS=${LANE_ROUNDS:-1}
 [[ $ROUNDS =~ ^[1-9]$ ]] || die "LANE_ROUNDS must be a whole number 1..9 (got '$ROUNDS')"
 TIMEOUT=${LANE_TIMEOUT:-$((900 + 300 * (ROUNDS - 1)))}
 [ "$TIMEOUT" -ge 60 ] 2>/dev/null || die "LANE_TIMEOUT must be a number of seconds >= 60 (got '$TIMEOUT')"
+# A guest silent for 300 s is dead (the longest quiet stretch of a passing lane was 42 s): QEMU is stopped then.
+FOLLOW_SILENCE_S=${LANE_SILENCE_S:-300}
+[[ $FOLLOW_SILENCE_S =~ ^[0-9]+$ ]] || die "LANE_SILENCE_S must be a whole number of seconds (got '$FOLLOW_SILENCE_S')"
 RUNTIME=${LANE_RUNTIME:-1}
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "LANE_RUNTIME must be a whole number of seconds (got '$RUNTIME')"
 CSV_DIR=${LANE_CSV_DIR:-$ROOT/results}
@@ -225,9 +228,6 @@ APPEND="$APPEND ernic.deadline=$(($(date +%s) + TIMEOUT - 20))"
 echo "lane: booting $(cat "$OUT/kernel-release") under QEMU (TCG), limit ${TIMEOUT}s"
 RAW=$OUT/console.raw
 set +e
-# A guest silent for 300 s is dead (the longest quiet stretch of a passing lane was 42 s): QEMU is stopped then.
-FOLLOW_SILENCE_S=${LANE_SILENCE_S:-300}
-[[ $FOLLOW_SILENCE_S =~ ^[0-9]+$ ]] || die "LANE_SILENCE_S must be a whole number of seconds (got '$FOLLOW_SILENCE_S')"
 # KVM is not usable here (the kernel hangs or QEMU pauses on an emulation failure): TCG, always under timeout.
 # -drive splits its value at commas, so a comma in the path is doubled; -serial file: takes the rest as the path.
 follow_console "$RAW" timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
