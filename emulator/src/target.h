@@ -237,33 +237,6 @@ struct ernic_transport_ops {
 };
 
 /*
- * Of a port's @places (connections, or RDMA queue pairs), how many discovery
- * queues may hold at once (ernic_transport_ops.admit_discovery): half, and at
- * least one, so a host that may not reach the subsystem still finds as many
- * free for those that may.
- */
-static inline unsigned int ernic_discovery_places(unsigned int places)
-{
-	return places > 1 ? places / 2 : 1;
-}
-
-/*
- * The admit_discovery rule, under the port's lock: a connection already
- * holding a discovery place (*@held) keeps it; else it takes one while the
- * port's @nr_discovery is under ernic_discovery_places(@places). The
- * transport releases it (*@held, @nr_discovery - 1) when the connection
- * closes. Returns the Connect's status.
- */
-static inline uint16_t ernic_discovery_admit_locked(bool *held, unsigned int *nr_discovery, unsigned int places)
-{
-	if (!*held && *nr_discovery < ernic_discovery_places(places)) {
-		*held = true;
-		(*nr_discovery)++;
-	}
-	return *held ? NVME_SC_SUCCESS : NVME_SC_CONNECT_CTRL_BUSY;
-}
-
-/*
  * Per-queue counters: written by the queue's thread only, summed on read by
  * any thread. Atomic so that a sum taken while the queue runs is no data race;
  * written only through ernic_stat_add().

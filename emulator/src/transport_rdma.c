@@ -70,6 +70,7 @@
 
 #include "ernic/rdma.h"
 #include "log.h"
+#include "place.h"
 #include "rdma.h"
 #include "trace.h"
 
@@ -164,24 +165,7 @@ struct nvmf_rdma_queue {
 	struct nvmf_rdma_req *free_reqs;
 
 	uint16_t cm_qid; /* from the CM private data */
-	/*
-	 * Connect succeeded: set under the port's lock (the queue's thread
-	 * reads it without: it is the only writer).
-	 */
-	bool connected;
-	/*
-	 * Under the port's lock: its Connect is running (nvmf_rdma_queue_claim()),
-	 * so the port gives its place to no newer connection request meanwhile.
-	 */
-	bool connecting;
-	/*
-	 * Under the port's lock: the port took a newer connection request in
-	 * this one's place before it Connected (nvmf_rdma_port_make_room_locked()):
-	 * it closes at its next check, or at its Connect, which does not run.
-	 */
-	bool evicted;
-	/* Under the port's lock: it holds one of the port's discovery places (nvmf_rdma_admit_discovery()). */
-	bool discovery;
+	struct ernic_place place; /* on the port's places (place.h) */
 	/*
 	 * While the queue serves no controller (not yet Connected, or deleted
 	 * by a Disconnect), when it closes; 0 while it serves one. The queue's
@@ -228,7 +212,6 @@ struct ernic_rdma_port {
 	 */
 	struct ernic_transport_ops ops;
 	struct ernic_log log;
-	unsigned int max_queues;
 	uint64_t idle_timeout_ns; /* ernic_rdma_port_opts.idle_timeout_ms */
 	struct ernic_trace trace;
 	struct rdma_event_channel *ch;
@@ -240,13 +223,10 @@ struct ernic_rdma_port {
 	_Atomic uint64_t stop_deadline_ns;
 	uint16_t portid; /* in a set of subsystems (ernic/nvmf.h); 0 outside one */
 
-	pthread_mutex_t lock; /* the lists below */
+	pthread_mutex_t lock; /* the places and the list below */
 	pthread_cond_t cond;
-	struct nvmf_rdma_queue *queues;
+	struct ernic_places places;	 /* each queue pair's, until it closes */
 	struct nvmf_rdma_queue *zombies; /* finished threads, to join */
-	unsigned int nr_queues;
-	unsigned int nr_evicted;   /* of @nr_queues, queue pairs evicted and not closed yet */
-	unsigned int nr_discovery; /* of @nr_queues, those holding a discovery place */
 };
 
 static uint16_t nvmf_rdma_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
@@ -545,6 +525,7 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	const struct nvmf_connect_data *data = NULL;
 	uint16_t status = nvme_cqe_status(&r->req.cqe);
 	char claimed[sizeof(q->hostnqn)];
+	bool mapped;
 	void *icd;
 
 	/*
@@ -556,24 +537,23 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 		data = icd;
 	ernic_connect_hostnqn_str(data, claimed, sizeof(claimed));
 	/* A later Connect on a connected queue (refused) does not rename its host. */
-	if (data && !q->connected)
+	if (data && !q->place.connected)
 		memcpy(q->hostnqn, claimed, sizeof(claimed));
+	/* The buffers before the place is settled: no newcomer may evict a queue the controller already has. */
+	mapped = !status && nvmf_rdma_queue_map_bufs(q) == 0;
 	pthread_mutex_lock(&q->port->lock);
-	q->connecting = false;
+	ernic_place_connect_done_locked(&q->place, mapped);
 	pthread_mutex_unlock(&q->port->lock);
 	if (status) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, q->peer, ernic_status_str(status));
 		return true;
 	}
-	if (nvmf_rdma_queue_map_bufs(q)) {
+	if (!mapped) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_TRANSPORT_ERROR, "host %s qid %u peer %s: %s", q->hostnqn,
 			  cmd->qid, q->peer, NVMF_RDMA_NO_BUFFERS);
 		return false;
 	}
-	pthread_mutex_lock(&q->port->lock);
-	q->connected = true;
-	pthread_mutex_unlock(&q->port->lock);
 	q->idle_deadline_ns = 0;
 	q->qid = cmd->qid;
 	q->cntlid = (uint16_t)r->req.cqe.dw0;
@@ -584,20 +564,13 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	return true;
 }
 
-/*
- * A Connect on a queue pair that is no queue yet first claims its place: one
- * the port has given to a newer connection request closes instead, its
- * Connect not run. Were an evicted queue pair's Connect to keep its place, a
- * host could take the port one over its limit with each eviction, as often as
- * it liked. Claimed, the place is not given away while the Connect runs.
- */
+/* A Connect on a queue pair that is no queue yet first claims its place (ernic_place_claim_locked()). */
 static bool nvmf_rdma_queue_claim(struct nvmf_rdma_queue *q)
 {
 	bool claimed;
 
 	pthread_mutex_lock(&q->port->lock);
-	claimed = !q->evicted;
-	q->connecting = claimed;
+	claimed = ernic_place_claim_locked(&q->place);
 	pthread_mutex_unlock(&q->port->lock);
 	return claimed;
 }
@@ -606,12 +579,11 @@ static bool nvmf_rdma_queue_claim(struct nvmf_rdma_queue *q)
 static uint16_t nvmf_rdma_admit_discovery(struct ernic_sq *sq)
 {
 	struct nvmf_rdma_queue *q = sq->transport;
-	struct ernic_rdma_port *port = q->port;
 	uint16_t status;
 
-	pthread_mutex_lock(&port->lock);
-	status = ernic_discovery_admit_locked(&q->discovery, &port->nr_discovery, port->max_queues);
-	pthread_mutex_unlock(&port->lock);
+	pthread_mutex_lock(&q->port->lock);
+	status = ernic_place_admit_discovery_locked(&q->port->places, &q->place);
+	pthread_mutex_unlock(&q->port->lock);
 	return status;
 }
 
@@ -621,7 +593,7 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
 	enum ernic_exec ex;
 
-	if (connect && !q->connected && !nvmf_rdma_queue_claim(q)) {
+	if (connect && !q->place.connected && !nvmf_rdma_queue_claim(q)) {
 		nvmf_rdma_req_put(q, r);
 		nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_EVICTED);
 		return;
@@ -696,7 +668,7 @@ static void nvmf_rdma_handle_capsule(struct nvmf_rdma_queue *q, struct nvmf_rdma
 		memcpy(r->buf, rv->capsule + 1, r->h2c_len);
 	}
 	if (ernic_trace_due(&q->tq))
-		ernic_trace_begin(&q->port->trace, &q->tq, q->connected ? q->qid : 0, &r->req, &r->stamps, &r->rec);
+		ernic_trace_begin(&q->port->trace, &q->tq, q->place.connected ? q->qid : 0, &r->req, &r->stamps, &r->rec);
 	if (nvmf_rdma_post_recv(q, rv)) {
 		nvmf_rdma_req_put(q, r);
 		nvmf_rdma_queue_set_disconnect(q, "cannot post a receive buffer");
@@ -804,13 +776,13 @@ static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
 	free(q);
 }
 
-/* Whether the port gave this queue pair's place to a newer one (nvmf_rdma_port_make_room_locked()). */
+/* Whether the port gave this queue pair's place to a newer one (ernic_places_make_room_locked()). */
 static bool nvmf_rdma_queue_evicted(struct nvmf_rdma_queue *q)
 {
 	bool evicted;
 
 	pthread_mutex_lock(&q->port->lock);
-	evicted = q->evicted;
+	evicted = q->place.evicted;
 	pthread_mutex_unlock(&q->port->lock);
 	return evicted;
 }
@@ -847,10 +819,10 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			/* The port's CM thread runs the keep-alive timers, for every queue at once (each did). */
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
-			else if (!q->connected && nvmf_rdma_queue_evicted(q))
+			else if (!q->place.connected && nvmf_rdma_queue_evicted(q))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_EVICTED);
 			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
-				nvmf_rdma_queue_set_disconnect(q, q->connected ? NVMF_RDMA_DISCONNECT_UNTAKEN
+				nvmf_rdma_queue_set_disconnect(q, q->place.connected ? NVMF_RDMA_DISCONNECT_UNTAKEN
 									       : "no Connect within the idle timeout");
 			else if (atomic_load(&port->stopping) && now >= atomic_load(&port->stop_deadline_ns))
 				nvmf_rdma_queue_set_disconnect(q, "target shutting down");
@@ -894,24 +866,14 @@ static void *nvmf_rdma_queue_thread(void *arg)
 	ernic_sq_destroy(&q->sq);
 	/* No completion is polled after this: the records are all in. */
 	ernic_trace_queue_stop(&port->trace, &q->tq);
-	if (q->connected)
+	if (q->place.connected)
 		ernic_log(&port->log, NVMF_RDMA_LOG_DISCONNECT, "disconnect host %s qid %u cntlid %u peer %s: %s",
 			  q->hostnqn, q->qid, q->cntlid, q->peer,
 			  atomic_load(&q->close_reason) ? atomic_load(&q->close_reason) : "?");
 	pthread_mutex_lock(&port->lock);
-	for (struct nvmf_rdma_queue **pp = &port->queues; *pp; pp = &(*pp)->next) {
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
-	}
+	ernic_places_release_locked(&port->places, &q->place);
 	q->next = port->zombies;
 	port->zombies = q;
-	port->nr_queues--;
-	if (q->evicted)
-		port->nr_evicted--;
-	if (q->discovery)
-		port->nr_discovery--;
 	pthread_cond_broadcast(&port->cond);
 	pthread_mutex_unlock(&port->lock);
 	return NULL;
@@ -1016,37 +978,23 @@ static void nvmf_rdma_reject(struct rdma_cm_id *id, uint16_t sts)
 }
 
 /*
- * Every place is taken: give the oldest queue pair that is no queue yet (no
- * Connect) notice to close, and the newcomer its place. Queue pairs that
- * never Connect would otherwise hold every place for the idle timeout, and
- * asked for again as they close, keep allowed hosts out for as long as they
- * liked. Queues are never evicted: when all places are queues, the request
- * is rejected (no resources). False: none to evict, or as many evicted and
- * not closed yet as there are places. The CM thread only.
+ * Every place is taken: the oldest queue pair that is no queue yet (no
+ * Connect) is given notice to close and the newcomer its place
+ * (ernic_places_make_room_locked()). False: none to evict, and the request is
+ * rejected (no resources). The CM thread only.
  */
 static bool nvmf_rdma_port_make_room_locked(struct ernic_rdma_port *port)
 {
-	struct nvmf_rdma_queue *oldest = NULL;
+	struct ernic_place *evicted = ernic_places_make_room_locked(&port->places);
+	struct nvmf_rdma_queue *oldest;
 
-	/*
-	 * As many evicted as there are places, at most: a burst of newcomers
-	 * faster than the evicted close (within a check period each) would
-	 * otherwise hold a thread and its buffers apiece meanwhile.
-	 */
-	if (port->nr_evicted >= port->max_queues)
+	if (!evicted)
 		return false;
-	/* Newest first: the last one found is the oldest. */
-	for (struct nvmf_rdma_queue *q = port->queues; q; q = q->next)
-		if (!q->evicted && !q->connected && !q->connecting)
-			oldest = q;
-	if (!oldest)
-		return false;
-	oldest->evicted = true;
-	port->nr_evicted++;
+	oldest = (struct nvmf_rdma_queue *)((char *)evicted - offsetof(struct nvmf_rdma_queue, place));
 	ernic_log(&port->log, NVMF_RDMA_LOG_DISCONNECT,
 		  "peer %s qid %u: closing: no Connect yet, with every one of the %u queue pairs taken and a newer"
 		  " connection request waiting",
-		  oldest->peer, oldest->cm_qid, port->max_queues);
+		  oldest->peer, oldest->cm_qid, port->places.max);
 	return true;
 }
 
@@ -1067,14 +1015,14 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	nvmf_rdma_peer_name(id, peer, sizeof(peer));
 	id->context = NULL;
 	pthread_mutex_lock(&port->lock);
-	nr_queues = port->nr_queues - port->nr_evicted;
+	nr_queues = ernic_places_held(&port->places);
 	pthread_mutex_unlock(&port->lock);
 	/*
 	 * The event's parameters are from this side's view: its initiator
 	 * depth is the RDMA READs the host's responder resources take.
 	 */
 	sts = ernic_rdma_cm_req_admit(cfg, ev->param.conn.private_data, ev->param.conn.private_data_len,
-				      ev->param.conn.initiator_depth, nr_queues, port->max_queues, &qid, &nr_recv);
+				      ev->param.conn.initiator_depth, nr_queues, port->places.max, &qid, &nr_recv);
 	/* A request good but for the limit takes the place of a queue pair that is no queue yet, if there is one. */
 	if (sts == NVME_RDMA_CM_NO_RSC) {
 		pthread_mutex_lock(&port->lock);
@@ -1086,7 +1034,7 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 		if (sts == NVME_RDMA_CM_NO_RSC)
 			ernic_log(&port->log, NVMF_RDMA_LOG_CM_REJECT,
 				  "peer %s qid %u: connection request rejected: the limit is %u queue pairs", peer, qid,
-				  port->max_queues);
+				  port->places.max);
 		else
 			ernic_log(&port->log, NVMF_RDMA_LOG_CM_REJECT,
 				  "peer %s: connection request rejected: RDMA CM status %u (%s)", peer, sts,
@@ -1144,11 +1092,8 @@ static void nvmf_rdma_handle_connect_request(struct ernic_rdma_port *port, struc
 	}
 	pthread_mutex_lock(&port->lock);
 	rc = -pthread_create(&q->thread, NULL, nvmf_rdma_queue_thread, q);
-	if (!rc) {
-		q->next = port->queues;
-		port->queues = q;
-		port->nr_queues++;
-	}
+	if (!rc)
+		ernic_places_take_locked(&port->places, &q->place);
 	pthread_mutex_unlock(&port->lock);
 	if (!rc)
 		return;
@@ -1271,7 +1216,7 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 	port->tgt = tgt;
 	ernic_log_init(&port->log, opts ? opts->log : NULL, opts && opts->ident ? opts->ident : "ernic-rdma",
 		       nvmf_rdma_log_kinds, NVMF_RDMA_LOG_NR, ERNIC_RDMA_LOG_BURST);
-	port->max_queues = opts && opts->max_queues ? opts->max_queues : ERNIC_RDMA_MAX_QUEUES;
+	port->places.max = opts && opts->max_queues ? opts->max_queues : ERNIC_RDMA_MAX_QUEUES;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_RDMA_IDLE_TIMEOUT_MS) * 1000000ull;
 	atomic_init(&port->stopping, false);
@@ -1359,7 +1304,7 @@ unsigned int ernic_rdma_port_nr_queues(struct ernic_rdma_port *port)
 	unsigned int n;
 
 	pthread_mutex_lock(&port->lock);
-	n = port->nr_queues;
+	n = port->places.nr;
 	pthread_mutex_unlock(&port->lock);
 	return n;
 }
@@ -1380,11 +1325,11 @@ void ernic_rdma_port_stop(struct ernic_rdma_port *port, unsigned int grace_ms)
 	 * never waits for an acknowledgement nobody gives.
 	 */
 	pthread_mutex_lock(&port->lock);
-	while (port->nr_queues || port->zombies) {
+	while (port->places.nr || port->zombies) {
 		struct rdma_cm_event *ev;
 
 		nvmf_rdma_port_reap_locked(port);
-		if (!port->nr_queues)
+		if (!port->places.nr)
 			break;
 		pthread_mutex_unlock(&port->lock);
 		while (rdma_get_cm_event(port->ch, &ev) == 0)

@@ -63,6 +63,7 @@
 
 #include "crc32c.h"
 #include "log.h"
+#include "place.h"
 #include "trace.h"
 #include "transport_tcp.h"
 
@@ -229,24 +230,7 @@ struct tcp_conn {
 	bool ddgst;
 	uint32_t c2h_align; /* (HPDA + 1) * 4 */
 
-	/*
-	 * Set by a successful Connect, under the port's lock (the connection
-	 * thread reads it without: it is the only writer).
-	 */
-	bool connected;
-	/*
-	 * Under the port's lock: its Connect is running (tcp_conn_claim()), so
-	 * the port gives its place to no newer connection meanwhile.
-	 */
-	bool connecting;
-	/*
-	 * Under the port's lock: the port took a newer connection in this
-	 * one's place before it Connected (tcp_port_make_room_locked()): it
-	 * closes at its next check, or at its Connect, which does not run.
-	 */
-	bool evicted;
-	/* Under the port's lock: it holds one of the port's discovery places (tcp_admit_discovery()). */
-	bool discovery;
+	struct ernic_place place; /* on the port's places (place.h) */
 	uint16_t qid;
 	uint16_t cntlid;
 	char hostnqn[NVMF_NQN_SIZE * 4]; /* escaped for the log by ernic_log_str() */
@@ -306,7 +290,6 @@ struct ernic_tcp_port {
 	bool c2h_splice; /* ernic_tcp_port_opts.c2h_splice */
 	atomic_bool raise_sends; /* ernic_tcp_port_opts.raise_sends, until the system refuses: TCP_RAISE_MIN */
 	int send_nice;	  /* ernic_tcp_port_opts.send_nice */
-	unsigned int max_connections;
 	uint64_t idle_timeout_ns;
 	int listen_fd;
 	uint16_t portnum;
@@ -322,13 +305,10 @@ struct ernic_tcp_port {
 	_Atomic uint64_t rx_waits, rx_waits_spun, rx_waits_caught;     /* struct ernic_tcp_wait_stats */
 	_Atomic uint64_t buf_bytes; /* held in the command slots' data buffers now (tcp_req_buf_reserve()) */
 
-	pthread_mutex_t lock; /* the lists below */
+	pthread_mutex_t lock; /* the places and the list below */
 	pthread_cond_t cond;
-	struct tcp_conn *conns;
-	struct tcp_conn *zombies; /* finished threads, to join */
-	unsigned int nr_conns;
-	unsigned int nr_evicted;   /* of @nr_conns, connections evicted and not closed yet */
-	unsigned int nr_discovery; /* of @nr_conns, those holding a discovery place */
+	struct ernic_places places; /* each connection's, until it closes */
+	struct tcp_conn *zombies;   /* finished threads, to join */
 };
 
 static uint16_t tcp_map_data(struct ernic_req *req, uint32_t len, enum nvme_data_dir dir, void **buf);
@@ -775,7 +755,7 @@ static int tcp_fatal(struct tcp_conn *conn, enum nvme_tcp_fes fes, uint32_t fei)
 /* The countdown reached 0: stamp this command if its queue is a sampled I/O queue. */
 static void tcp_sample_start(struct tcp_conn *conn, struct tcp_req *treq)
 {
-	ernic_trace_begin(&conn->port->trace, &conn->tq, conn->connected ? conn->qid : 0, &treq->req, &treq->stamps,
+	ernic_trace_begin(&conn->port->trace, &conn->tq, conn->place.connected ? conn->qid : 0, &treq->req, &treq->stamps,
 			  &treq->rec);
 }
 
@@ -1137,12 +1117,10 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 
 	ernic_connect_hostnqn_str(data, claimed, sizeof(claimed));
 	/* A later Connect on a connected queue (refused) does not rename its host. */
-	if (data && !conn->connected)
+	if (data && !conn->place.connected)
 		memcpy(conn->hostnqn, claimed, sizeof(claimed));
 	pthread_mutex_lock(&conn->port->lock);
-	conn->connecting = false;
-	if (!status)
-		conn->connected = true;
+	ernic_place_connect_done_locked(&conn->place, !status);
 	pthread_mutex_unlock(&conn->port->lock);
 	if (status) {
 		/* Worth a line: an allow list or a wrong NQN shows up here first. */
@@ -1162,30 +1140,23 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 		conn->cntlid, conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
 }
 
-/* An evicted connection closes (-EUSERS), at its next check or at its Connect (tcp_conn_claim()). */
+/* An evicted connection closes (-EUSERS), at its next check or at its Connect (ernic_place_claim_locked()). */
 static int tcp_conn_close_evicted(struct tcp_conn *conn)
 {
 	ernic_log(&conn->port->log, TCP_LOG_CLOSED_EARLY,
 		  "peer %s: closed: not a queue after %" PRIu64 " ms, with every one of the %u connections taken"
 		  " and a newer one waiting",
-		  conn->peer, (ernic_now_ns() - conn->opened_ns) / 1000000, conn->port->max_connections);
+		  conn->peer, (ernic_now_ns() - conn->opened_ns) / 1000000, conn->port->places.max);
 	return -EUSERS;
 }
 
-/*
- * A Connect on a connection that is no queue yet first claims its place: one
- * the port has given to a newer connection closes instead, its Connect not
- * run. Were an evicted connection's Connect to keep its place, a host could
- * take the port one over its limit with each eviction, as often as it liked.
- * Claimed, the place is not given away while the Connect runs.
- */
+/* A Connect on a connection that is no queue yet first claims its place (ernic_place_claim_locked()). */
 static bool tcp_conn_claim(struct tcp_conn *conn)
 {
 	bool claimed;
 
 	pthread_mutex_lock(&conn->port->lock);
-	claimed = !conn->evicted;
-	conn->connecting = claimed;
+	claimed = ernic_place_claim_locked(&conn->place);
 	pthread_mutex_unlock(&conn->port->lock);
 	return claimed;
 }
@@ -1194,12 +1165,11 @@ static bool tcp_conn_claim(struct tcp_conn *conn)
 static uint16_t tcp_admit_discovery(struct ernic_sq *sq)
 {
 	struct tcp_conn *conn = sq->transport;
-	struct ernic_tcp_port *port = conn->port;
 	uint16_t status;
 
-	pthread_mutex_lock(&port->lock);
-	status = ernic_discovery_admit_locked(&conn->discovery, &port->nr_discovery, port->max_connections);
-	pthread_mutex_unlock(&port->lock);
+	pthread_mutex_lock(&conn->port->lock);
+	status = ernic_place_admit_discovery_locked(&conn->port->places, &conn->place);
+	pthread_mutex_unlock(&conn->port->lock);
 	return status;
 }
 
@@ -1209,7 +1179,7 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
 	enum ernic_exec ex;
 
-	if (connect && !conn->connected && !tcp_conn_claim(conn)) {
+	if (connect && !conn->place.connected && !tcp_conn_claim(conn)) {
 		tcp_req_put(conn, treq);
 		return tcp_conn_close_evicted(conn);
 	}
@@ -1242,13 +1212,13 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 
 /* -------------------------------------------------------------- receiving */
 
-/* Whether the port gave this connection's place to a newer one (tcp_port_make_room_locked()). */
+/* Whether the port gave this connection's place to a newer one (ernic_places_make_room_locked()). */
 static bool tcp_conn_evicted(struct tcp_conn *conn)
 {
 	bool evicted;
 
 	pthread_mutex_lock(&conn->port->lock);
-	evicted = conn->evicted;
+	evicted = conn->place.evicted;
 	pthread_mutex_unlock(&conn->port->lock);
 	return evicted;
 }
@@ -1273,9 +1243,9 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	 * stopping in the middle of a PDU. An idle connected queue is left to
 	 * keep-alive, as a host with KATO 0 asked for.
 	 */
-	if (!conn->connected && tcp_conn_evicted(conn))
+	if (!conn->place.connected && tcp_conn_evicted(conn))
 		return tcp_conn_close_evicted(conn);
-	if (!conn->connected && now - conn->opened_ns >= port->idle_timeout_ns) {
+	if (!conn->place.connected && now - conn->opened_ns >= port->idle_timeout_ns) {
 		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
 			port->idle_timeout_ns / 1000000);
 		return -ETIME;
@@ -1414,7 +1384,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			now = ernic_now_ns();
 			conn->idle_since_ns = now;
 			/* Not before Connect: a peer that is no queue yet gets no CPU spun for it. */
-			conn->spun = conn->connected && (conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
+			conn->spun = conn->place.connected && (conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
 							 ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0);
 			conn->spinning = conn->spun;
 			conn->spins = 0;
@@ -1916,27 +1886,17 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 	ernic_sq_destroy(&conn->sq);
 	tcp_take_done(conn);
 	tcp_tx_flush(conn);
-	if (conn->connected)
+	if (conn->place.connected)
 		ernic_log(&port->log, TCP_LOG_DISCONNECT, "disconnect host %s qid %u cntlid %u peer %s: %s", conn->hostnqn, conn->qid,
 			conn->cntlid, conn->peer, tcp_close_reason(reason));
 	close(conn->fd);
 	conn->fd = -1;
 
 	pthread_mutex_lock(&port->lock);
-	for (struct tcp_conn **pp = &port->conns; *pp; pp = &(*pp)->next) {
-		if (*pp == conn) {
-			*pp = conn->next;
-			break;
-		}
-	}
+	ernic_places_release_locked(&port->places, &conn->place);
 	ernic_trace_queue_stop(&port->trace, &conn->tq);
 	conn->next = port->zombies;
 	port->zombies = conn;
-	port->nr_conns--;
-	if (conn->evicted)
-		port->nr_evicted--;
-	if (conn->discovery)
-		port->nr_discovery--;
 	pthread_cond_broadcast(&port->cond);
 	pthread_mutex_unlock(&port->lock);
 }
@@ -1997,37 +1957,6 @@ static void tcp_peer_name(int fd, char *buf, size_t len)
 	}
 }
 
-/*
- * Every place is taken: give the oldest connection that is not a queue yet
- * (no ICReq, or no Connect) notice to close, and the newcomer its place.
- * Sockets that never speak would otherwise hold every place for the idle
- * timeout, and reopened as they close, keep allowed hosts out for as long
- * as they liked (nvmet-tcp has no limit to hold). Queues are never evicted:
- * when all places are queues, the newcomer is closed. False: none to evict,
- * or as many evicted and not closed yet as there are places.
- */
-static bool tcp_port_make_room_locked(struct ernic_tcp_port *port)
-{
-	struct tcp_conn *oldest = NULL;
-
-	/*
-	 * As many evicted as there are places, at most: a burst of newcomers
-	 * faster than the evicted close (within a check period each) would
-	 * otherwise hold a thread and its buffers apiece meanwhile.
-	 */
-	if (port->nr_evicted >= port->max_connections)
-		return false;
-	/* Newest first: the last one found is the oldest. */
-	for (struct tcp_conn *c = port->conns; c; c = c->next)
-		if (!c->evicted && !c->connected && !c->connecting)
-			oldest = c;
-	if (!oldest)
-		return false;
-	oldest->evicted = true;
-	port->nr_evicted++;
-	return true;
-}
-
 int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 {
 	const struct ernic_backend_cfg *cfg = ernic_target_cfg(port->tgt);
@@ -2075,20 +2004,18 @@ int ernic_tcp_serve_fd(struct ernic_tcp_port *port, int fd)
 	tcp_port_reap_locked(port);
 	if (atomic_load(&port->stopping)) {
 		rc = -ESHUTDOWN;
-	} else if (port->nr_conns - port->nr_evicted >= port->max_connections && !tcp_port_make_room_locked(port)) {
+	} else if (ernic_places_held(&port->places) >= port->places.max && !ernic_places_make_room_locked(&port->places)) {
+		/* Every place is a queue's: the newcomer is closed (place.h). */
 		rc = -EBUSY;
 	} else {
 		rc = -pthread_create(&conn->thread, NULL, tcp_conn_thread, conn);
-		if (!rc) {
-			conn->next = port->conns;
-			port->conns = conn;
-			port->nr_conns++;
-		}
+		if (!rc)
+			ernic_places_take_locked(&port->places, &conn->place);
 	}
 	pthread_mutex_unlock(&port->lock);
 	if (rc == -EBUSY)
 		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY, "peer %s: closed at once: the limit is %u connections", conn->peer,
-			port->max_connections);
+			port->places.max);
 	if (rc) {
 		ernic_sq_destroy(&conn->sq);
 		close(fd);
@@ -2119,7 +2046,7 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	port->c2h_splice = opts && opts->c2h_splice;
 	atomic_init(&port->raise_sends, opts && opts->raise_sends);
 	port->send_nice = opts ? opts->send_nice : 0;
-	port->max_connections = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
+	port->places.max = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;
 	port->listen_fd = -1;
@@ -2237,7 +2164,7 @@ unsigned int ernic_tcp_port_nr_conns(struct ernic_tcp_port *port)
 	unsigned int n;
 
 	pthread_mutex_lock(&port->lock);
-	n = port->nr_conns;
+	n = port->places.nr;
 	pthread_mutex_unlock(&port->lock);
 	return n;
 }
@@ -2258,7 +2185,7 @@ void ernic_tcp_port_stop(struct ernic_tcp_port *port, unsigned int grace_ms)
 	}
 	/* Connection threads notice within ERNIC_TCP_POLL_MS and close themselves. */
 	pthread_mutex_lock(&port->lock);
-	while (port->nr_conns)
+	while (port->places.nr)
 		pthread_cond_wait(&port->cond, &port->lock);
 	tcp_port_reap_locked(port);
 	pthread_mutex_unlock(&port->lock);

@@ -7,7 +7,8 @@
  * removed are announced (AEN, Changed Namespace List) and a removal under a
  * write loop loses no acknowledged write, ANA states reach the Identify
  * fields, the ANA log, the AEN and the I/O status, and taking a subsystem
- * or a listener away fails exactly the controllers that used it.
+ * or a listener away fails exactly the controllers that used it; and the
+ * rules of a port's places that both transports share (place.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include "ernic/control.h"
+#include "place.h"
 #include "target.h"
 #include "ut.h"
 #include "ut_fixture.h"
@@ -890,6 +892,91 @@ static void test_removing_a_listener_fails_the_controllers_reached_through_it_on
 	fx_down(&fx);
 }
 
+
+/* ----------------------------------------------------- a port's places */
+
+/*
+ * place.h's rules without a transport: the oldest connection that is no
+ * queue yet is evicted, never a queue or one whose Connect runs; an evicted
+ * connection's Connect is not claimed; no more evicted than places.
+ */
+static void test_places_evict_the_oldest_that_is_no_queue_yet(void)
+{
+	struct ernic_places ps = { .max = 3 };
+	struct ernic_place a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+
+	ernic_places_take_locked(&ps, &a);
+	ernic_places_take_locked(&ps, &b);
+	ernic_places_take_locked(&ps, &c);
+	CU_ASSERT_EQUAL(ernic_places_held(&ps), 3);
+	/* a is a queue, b's Connect runs: c is the oldest that may go. */
+	CU_ASSERT_TRUE(ernic_place_claim_locked(&a));
+	ernic_place_connect_done_locked(&a, true);
+	CU_ASSERT_TRUE(ernic_place_claim_locked(&b));
+	CU_ASSERT_PTR_EQUAL(ernic_places_make_room_locked(&ps), &c);
+	CU_ASSERT_TRUE(c.evicted);
+	CU_ASSERT_EQUAL(ernic_places_held(&ps), 2);
+	/* c's Connect, arriving late, does not run. */
+	CU_ASSERT_FALSE(ernic_place_claim_locked(&c));
+	CU_ASSERT_FALSE(c.connecting);
+	ernic_places_take_locked(&ps, &d);
+	/* Every place a queue's or claimed: none to evict. */
+	CU_ASSERT_TRUE(ernic_place_claim_locked(&d));
+	CU_ASSERT_PTR_NULL(ernic_places_make_room_locked(&ps));
+	/* b's Connect failed: b may go again, d's still runs. */
+	ernic_place_connect_done_locked(&b, false);
+	CU_ASSERT_FALSE(b.connected);
+	CU_ASSERT_PTR_EQUAL(ernic_places_make_room_locked(&ps), &b);
+	/* c and b evicted, not closed yet. */
+	CU_ASSERT_EQUAL(ps.nr, 4);
+	CU_ASSERT_EQUAL(ps.nr_evicted, 2);
+	ernic_places_release_locked(&ps, &c);
+	ernic_places_release_locked(&ps, &b);
+	CU_ASSERT_EQUAL(ps.nr, 2);
+	CU_ASSERT_EQUAL(ps.nr_evicted, 0);
+	CU_ASSERT_PTR_EQUAL(ps.head, &d);
+	CU_ASSERT_PTR_EQUAL(d.next, &a);
+	CU_ASSERT_PTR_NULL(a.next);
+}
+
+static void test_places_evict_no_more_than_there_are_places(void)
+{
+	struct ernic_place p[4] = { 0 };
+	struct ernic_places ps = { .max = 2 };
+
+	for (int i = 0; i < 4; i++)
+		ernic_places_take_locked(&ps, &p[i]);
+	/* Oldest first: p[0], then p[1]; p[2] would be a third evicted of two places. */
+	CU_ASSERT_PTR_EQUAL(ernic_places_make_room_locked(&ps), &p[0]);
+	CU_ASSERT_PTR_EQUAL(ernic_places_make_room_locked(&ps), &p[1]);
+	CU_ASSERT_PTR_NULL(ernic_places_make_room_locked(&ps));
+	CU_ASSERT_FALSE(p[2].evicted);
+	ernic_places_release_locked(&ps, &p[0]);
+	CU_ASSERT_PTR_EQUAL(ernic_places_make_room_locked(&ps), &p[2]);
+}
+
+static void test_places_discovery_takes_at_most_half(void)
+{
+	struct ernic_place p[4] = { 0 };
+	struct ernic_places ps = { .max = 4 }, one = { .max = 1 };
+
+	for (int i = 0; i < 4; i++)
+		ernic_places_take_locked(&ps, &p[i]);
+	CU_ASSERT_EQUAL(ernic_place_admit_discovery_locked(&ps, &p[0]), NVME_SC_SUCCESS);
+	/* A second discovery Connect on the same connection keeps its one place. */
+	CU_ASSERT_EQUAL(ernic_place_admit_discovery_locked(&ps, &p[0]), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ernic_place_admit_discovery_locked(&ps, &p[1]), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(ps.nr_discovery, 2);
+	CU_ASSERT_EQUAL(ernic_place_admit_discovery_locked(&ps, &p[2]), NVME_SC_CONNECT_CTRL_BUSY);
+	CU_ASSERT_FALSE(p[2].discovery);
+	ernic_places_release_locked(&ps, &p[0]);
+	CU_ASSERT_EQUAL(ps.nr_discovery, 1);
+	CU_ASSERT_EQUAL(ernic_place_admit_discovery_locked(&ps, &p[2]), NVME_SC_SUCCESS);
+	/* A port of one place still lets one discovery queue in. */
+	ernic_places_take_locked(&one, &p[3]);
+	CU_ASSERT_EQUAL(ernic_place_admit_discovery_locked(&one, &p[3]), NVME_SC_SUCCESS);
+}
+
 UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_subnqn_names),
 	UT_CASE(test_connect_to_a_subsystem_not_linked_to_the_port_is_refused),
 	UT_CASE(test_discovery_log_lists_each_subsystem_at_each_linked_port_and_genctr_moves),
@@ -908,4 +995,7 @@ UT_MAIN("nvmf", UT_CASE(test_connect_on_a_shared_port_joins_the_subsystem_its_su
 	UT_CASE(test_control_listener_at_an_rdma_ports_address_is_a_tcp_port_of_its_own),
 	UT_CASE(test_resize_beyond_the_largest_namespace_is_refused),
 	UT_CASE(test_subsystem_names_a_host_would_print_badly_are_refused),
-	UT_CASE(test_removing_a_listener_fails_the_controllers_reached_through_it_only))
+	UT_CASE(test_removing_a_listener_fails_the_controllers_reached_through_it_only),
+	UT_CASE(test_places_evict_the_oldest_that_is_no_queue_yet),
+	UT_CASE(test_places_evict_no_more_than_there_are_places),
+	UT_CASE(test_places_discovery_takes_at_most_half))
