@@ -88,6 +88,9 @@ static const char usage[] =
 	"                      the core, storage start and done, response queued, response sent;\n"
 	"                      over RDMA also the RDMA READ or WRITE posted and completed and the\n"
 	"                      response SEND completed)\n"
+	"  --trace-max-size SIZE  stop writing --trace's records once the file would pass SIZE\n"
+	"                      (bytes, or with K, M, G, T; at least 4K; default: no limit); the\n"
+	"                      records left out are counted (\"over_limit\") and said at stop\n"
 	"  --trace-sample N    stamp 1 in N commands on each I/O queue (1..1000000; default\n"
 	"                      " ERNICD_STR(ERNIC_STAGE_SAMPLE_DEFAULT) " with --trace, else off); the stage means go into\n"
 	"                      the counters JSON as \"tcp_stages\" (and \"rdma_stages\")\n"
@@ -129,6 +132,8 @@ struct ernicd_opts {
 	unsigned int max_connections;
 	unsigned int idle_timeout_s;
 	const char *trace;
+	const char *trace_max; /* --trace-max-size as given; NULL: not given */
+	uint64_t trace_max_bytes;
 	unsigned int trace_sample;
 	cpu_set_t cpus; /* --cpus; empty: not given (a list names at least one CPU) */
 	bool zero_copy_reads;
@@ -262,7 +267,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	enum { OPT_LISTEN = 'l', OPT_NQN = 'n', OPT_BACKEND = 'b', OPT_ALLOW = 'a', OPT_STATS = 's', OPT_HELP = 'h',
 	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
 	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T', OPT_CPUS = 'P',
-	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M', OPT_IN_CAPSULE_DATA = 'D', OPT_SEND_NICE = 'N' };
+	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M', OPT_IN_CAPSULE_DATA = 'D', OPT_SEND_NICE = 'N',
+	       OPT_TRACE_MAX = 'X' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -275,6 +281,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "control", required_argument, NULL, OPT_CONTROL },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "trace-sample", required_argument, NULL, OPT_TRACE_SAMPLE },
+		{ "trace-max-size", required_argument, NULL, OPT_TRACE_MAX },
 		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "zero-copy-reads", no_argument, NULL, OPT_ZERO_COPY_READS },
@@ -334,6 +341,11 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		case OPT_TRACE_SAMPLE:
 			o->trace_sample = parse_uint("--trace-sample", optarg, 1, 1000000);
 			break;
+		case OPT_TRACE_MAX:
+			o->trace_max = optarg;
+			if (!ernic_parse_bytes(optarg, &o->trace_max_bytes) || o->trace_max_bytes < 4096)
+				bad_arg("--trace-max-size", optarg, "must be a size of at least 4K, e.g. 4096, 64M or 2G");
+			break;
 		case OPT_TRANSPORT:
 			if (strcmp(optarg, "tcp") && strcmp(optarg, "rdma"))
 				bad_arg("--transport", optarg, "must be tcp or rdma");
@@ -379,6 +391,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	}
 	if (o->trace && !o->trace_sample)
 		o->trace_sample = ERNIC_STAGE_SAMPLE_DEFAULT;
+	if (o->trace_max && !o->trace)
+		bad_arg("--trace-max-size", o->trace_max, "limits --trace's file: give --trace PATH too");
 	/* NVMe/TCP's in-capsule data is the port's own (IOCCSZ 8196). */
 	if (o->in_capsule_data && !o->rdma)
 		bad_arg("--in-capsule-data", o->in_capsule_data, "NVMe/RDMA only (with --transport rdma)");
@@ -460,6 +474,27 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 	(void)rport;
 #endif
 	return buf;
+}
+
+/* After the ports stopped, so every record reached the writer: what --trace-max-size left out, if any. */
+static void say_trace_over_limit(struct ernic_control *ctl, struct ernic_rdma_port *rport, const struct ernicd_opts *o)
+{
+	struct ernic_trace_stats st = { 0 };
+
+	/* One writer per file: the RDMA port's over NVMe/RDMA, else the control plane's listeners'. */
+	if (!o->rdma)
+		ernic_control_tcp_stage_stats(ctl, &st);
+#ifdef ERNIC_HAVE_RDMA
+	if (o->rdma && rport)
+		ernic_rdma_port_stage_stats(rport, &st);
+#else
+	(void)rport;
+#endif
+	if (st.over_limit)
+		fprintf(stderr,
+			"%s: --trace '%s' reached --trace-max-size %s: %" PRIu64 " of %" PRIu64
+			" sampled commands' records left out (the stage means count them all)\n",
+			ERNICD, o->trace, o->trace_max, st.over_limit, st.samples);
 }
 
 /*
@@ -593,6 +628,7 @@ int main(int argc, char **argv)
 	/* One writer per file: over NVMe/RDMA the RDMA port writes it, the control plane's listeners only sum. */
 	popts.trace = o.rdma ? NULL : trace;
 	popts.sample_every = o.trace_sample;
+	popts.trace_max_bytes = o.trace_max_bytes;
 	popts.c2h_splice = o.zero_copy_reads;
 	popts.raise_sends = !o.send_nice_off;
 	popts.send_nice = o.send_nice;
@@ -601,6 +637,7 @@ int main(int argc, char **argv)
 #ifdef ERNIC_HAVE_RDMA
 	ropts.trace = o.rdma ? trace : NULL;
 	ropts.sample_every = o.trace_sample;
+	ropts.trace_max_bytes = o.trace_max_bytes;
 	ropts.max_queues = o.max_connections;
 	ropts.in_capsule_data = o.in_capsule_bytes;
 	ropts.idle_timeout_ms = o.idle_timeout_s * 1000;
@@ -709,6 +746,8 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	print_counters(nvmf, tgt, ctl, rport, &o);
+	if (trace)
+		say_trace_over_limit(ctl, rport, &o);
 #ifdef ERNIC_HAVE_RDMA
 	ernic_rdma_port_destroy(rport);
 #endif

@@ -138,8 +138,7 @@ static bool parse_dec(const char *s, uint64_t *out)
 	return true;
 }
 
-/* Bytes with an optional binary K/M/G/T suffix, any case, then an optional B or iB. */
-static bool parse_bytes(const char *s, uint64_t *out)
+bool ernic_parse_bytes(const char *s, uint64_t *out)
 {
 	static const char units[] = "kmgt";
 	char digits[32];
@@ -262,7 +261,7 @@ static void format_fault(const struct ernic_fault_cfg *f, char *buf, size_t len)
 /* How a key's value is read. */
 enum cfg_kind {
 	CFG_DEC,   /* parse_dec() */
-	CFG_BYTES, /* parse_bytes() */
+	CFG_BYTES, /* ernic_parse_bytes() */
 	CFG_PATH,  /* a non-empty string that fits the field */
 	CFG_FAULT, /* parse_fault() */
 };
@@ -336,7 +335,7 @@ static bool cfg_set(struct ernic_backend_cfg *cfg, const struct cfg_key *key, co
 	case CFG_FAULT:
 		return parse_fault(val, (struct ernic_fault_cfg *)((char *)cfg + key->off));
 	case CFG_BYTES:
-		if (!parse_bytes(val, &v))
+		if (!ernic_parse_bytes(val, &v))
 			return false;
 		break;
 	case CFG_DEC:

@@ -77,6 +77,7 @@ void ernic_trace_stats_add(struct ernic_trace_stats *a, const struct ernic_trace
 {
 	a->samples += b->samples;
 	a->dropped += b->dropped;
+	a->over_limit += b->over_limit;
 	a->stages |= b->stages;
 	for (unsigned int s = 0; s < ERNIC_TRACE_STAGE_COUNT; s++) {
 		a->count[s] += b->count[s];
@@ -96,7 +97,8 @@ int ernic_trace_stats_json(const struct ernic_trace_stats *s, char *buf, size_t 
 		n = snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__);             \
 		o += n > 0 ? (size_t)n : 0;                                            \
 	} while (0)
-	TRACE_JSON("{\"samples\":%" PRIu64 ",\"dropped\":%" PRIu64, s->samples, s->dropped);
+	TRACE_JSON("{\"samples\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"over_limit\":%" PRIu64, s->samples, s->dropped,
+		   s->over_limit);
 	for (unsigned int k = 0; k < ERNIC_ARRAY_SIZE(what); k++) {
 		const char *sep = "";
 
@@ -119,6 +121,9 @@ int ernic_trace_stats_json(const struct ernic_trace_stats *s, char *buf, size_t 
 	return o < len ? (int)o : -ENOSPC;
 }
 
+/* One record's line: two IDs, two hex fields and ten 20-digit stamps, with their blanks. */
+#define ERNIC_TRACE_LINE_MAX 256
+
 /* Write out what @ring holds; the trace's lock held. */
 static void trace_drain_locked(struct ernic_trace *t, struct ernic_trace_ring *ring)
 {
@@ -129,12 +134,21 @@ static void trace_drain_locked(struct ernic_trace *t, struct ernic_trace_ring *r
 		return;
 	for (; tail != head; tail++) {
 		const struct ernic_trace_rec *r = &ring->rec[tail % ERNIC_TRACE_RING];
+		char line[ERNIC_TRACE_LINE_MAX];
+		int n;
 
-		fprintf(t->file,
-			"%u %u 0x%02x 0x%x %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-			r->qid, r->cid, r->opc, r->status, r->rx, r->exec, r->storage_start, r->storage_done,
-			r->storage_ns, r->queued, r->sent, r->data_start, r->data_done, r->send_done);
+		n = snprintf(line, sizeof(line),
+			     "%u %u 0x%02x 0x%x %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			     " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			     r->qid, r->cid, r->opc, r->status, r->rx, r->exec, r->storage_start, r->storage_done,
+			     r->storage_ns, r->queued, r->sent, r->data_start, r->data_done, r->send_done);
+		/* Whole lines only: a file at its limit ends with the last record that fit. */
+		if (t->max_bytes && t->bytes + (uint64_t)n > t->max_bytes) {
+			t->stats.over_limit++;
+			continue;
+		}
+		fwrite(line, 1, (size_t)n, t->file);
+		t->bytes += (uint64_t)n;
 	}
 	fflush(t->file);
 	atomic_store_explicit(&ring->tail, tail, memory_order_release);
@@ -155,18 +169,23 @@ static void *trace_writer(void *arg)
 	return NULL;
 }
 
-int ernic_trace_init(struct ernic_trace *t, const char *transport, uint32_t every, FILE *file, uint32_t stages)
+int ernic_trace_init(struct ernic_trace *t, const char *transport, uint32_t every, FILE *file, uint64_t max_bytes,
+		     uint32_t stages)
 {
+	int n;
+
 	memset(t, 0, sizeof(*t));
 	t->every = every;
 	t->file = file;
+	t->max_bytes = max_bytes;
 	t->transport = transport;
 	t->stats.stages = stages;
 	atomic_init(&t->stop, false);
 	pthread_mutex_init(&t->lock, NULL);
 	if (!file)
 		return 0;
-	fprintf(file, "%s%s %s\n", ERNIC_TRACE_HEADER_PREFIX, transport, ERNIC_TRACE_HEADER_COLUMNS);
+	n = fprintf(file, "%s%s %s\n", ERNIC_TRACE_HEADER_PREFIX, transport, ERNIC_TRACE_HEADER_COLUMNS);
+	t->bytes = n > 0 ? (uint64_t)n : 0;
 	fflush(file);
 	/* ernic_trace_fini() still follows: the port's destroy calls it. */
 	if (pthread_create(&t->writer, NULL, trace_writer, t))

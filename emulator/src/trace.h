@@ -33,11 +33,15 @@ struct ernic_trace_ring;
  * @every: stamp 1 in this many commands on each I/O queue (0: none)
  * @file: where the records go (NULL: none; the sums are kept either way)
  * @transport: named in the file's header ("tcp", "rdma")
- * @lock: @file, @stats and @rings
+ * @max_bytes: the file's size limit, its header included (0: none)
+ * @bytes: written to @file so far
+ * @lock: @file, @bytes, @stats and @rings
  */
 struct ernic_trace {
 	uint32_t every;
 	FILE *file;
+	uint64_t max_bytes;
+	uint64_t bytes;
 	const char *transport;
 	pthread_mutex_t lock;
 	struct ernic_trace_stats stats;
@@ -59,11 +63,14 @@ struct ernic_trace_queue {
 };
 
 /*
- * @every and @file as above, @stages the stages the transport stamps
- * (ERNIC_TRACE_STAGES_*); writes the header and starts the writer when there
- * is a file. Returns 0 or -errno.
+ * @every, @file and @max_bytes as above, @stages the stages the transport
+ * stamps (ERNIC_TRACE_STAGES_*); writes the header and starts the writer when
+ * there is a file. Past @max_bytes the writer leaves records out, counted in
+ * the stats' over_limit; the stage sums still take every sample. Returns 0
+ * or -errno.
  */
-int ernic_trace_init(struct ernic_trace *t, const char *transport, uint32_t every, FILE *file, uint32_t stages);
+int ernic_trace_init(struct ernic_trace *t, const char *transport, uint32_t every, FILE *file, uint64_t max_bytes,
+		     uint32_t stages);
 /* After every queue stopped: stop the writer, which wrote all (the file stays the caller's). Idempotent. */
 void ernic_trace_stop(struct ernic_trace *t);
 /* Stop, and free what init took. */

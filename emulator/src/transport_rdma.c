@@ -1226,7 +1226,7 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 	/* The port's own reference: its queues start on the target (ernic_sq_init()). */
 	ernic_target_get(tgt);
 	if (ernic_trace_init(&port->trace, "rdma", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
-			     ERNIC_TRACE_STAGES_ALL)) {
+			     opts ? opts->trace_max_bytes : 0, ERNIC_TRACE_STAGES_ALL)) {
 		snprintf(err, errlen, "cannot create the RDMA port: %s", strerror(EAGAIN));
 		ernic_rdma_port_destroy(port);
 		return -EAGAIN;

@@ -2057,7 +2057,7 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	/* The port's own reference: its queues start on the target (ernic_sq_init()). */
 	ernic_target_get(tgt);
 	if (ernic_trace_init(&port->trace, "tcp", opts ? opts->sample_every : 0, opts ? opts->trace : NULL,
-			     ERNIC_TRACE_STAGES_COMMON)) {
+			     opts ? opts->trace_max_bytes : 0, ERNIC_TRACE_STAGES_COMMON)) {
 		ernic_tcp_port_destroy(port);
 		return -EAGAIN;
 	}

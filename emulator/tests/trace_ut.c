@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace.h"
 #include "ut.h"
@@ -64,7 +65,7 @@ static void test_one_in_three_commands_of_a_connected_io_queue_is_stamped_none_b
 	struct fake_cmd c;
 	unsigned int sampled = 0;
 
-	CU_ASSERT_FATAL(ernic_trace_init(&t, "rdma", 3, NULL, ERNIC_TRACE_STAGES_ALL) == 0);
+	CU_ASSERT_FATAL(ernic_trace_init(&t, "rdma", 3, NULL, 0, ERNIC_TRACE_STAGES_ALL) == 0);
 	ernic_trace_queue_init(&tq);
 	/* Before Connect the countdown never reaches 0 in a test's lifetime. */
 	for (unsigned int i = 0; i < 10; i++)
@@ -101,7 +102,7 @@ static void test_rdma_records_sum_data_and_send_done_only_for_the_samples_that_p
 	struct fake_cmd c;
 	char json[2048];
 
-	CU_ASSERT_FATAL(ernic_trace_init(&t, "rdma", 1, NULL, ERNIC_TRACE_STAGES_ALL) == 0);
+	CU_ASSERT_FATAL(ernic_trace_init(&t, "rdma", 1, NULL, 0, ERNIC_TRACE_STAGES_ALL) == 0);
 	ernic_trace_queue_init(&tq);
 	ernic_trace_queue_start(&t, &tq);
 	/* A read with its RDMA WRITE, then a flush that moves no data. */
@@ -158,7 +159,7 @@ static void test_records_reach_the_file_in_order_when_the_queue_stops_header_nam
 	unsigned int n;
 
 	CU_ASSERT_FATAL(file != NULL);
-	CU_ASSERT_FATAL(ernic_trace_init(&t, "rdma", 2, file, ERNIC_TRACE_STAGES_ALL) == 0);
+	CU_ASSERT_FATAL(ernic_trace_init(&t, "rdma", 2, file, 0, ERNIC_TRACE_STAGES_ALL) == 0);
 	ernic_trace_queue_init(&tq);
 	ernic_trace_queue_start(&t, &tq);
 	for (unsigned int i = 1; i <= 10; i++) {
@@ -201,7 +202,76 @@ static void test_stage_names_are_the_json_keys_and_out_of_range_is_null(void)
 	CU_ASSERT_PTR_NULL(ernic_trace_stage_name(ERNIC_TRACE_STAGE_COUNT));
 }
 
+/* Ten sampled reads with the same stamps (so the same record length) into @file, limited to @max_bytes. */
+static void ten_records(FILE *file, uint64_t max_bytes, struct ernic_trace_stats *st)
+{
+	struct ernic_trace t;
+	struct ernic_trace_queue tq;
+	struct fake_cmd c;
+
+	CU_ASSERT_FATAL(ernic_trace_init(&t, "tcp", 1, file, max_bytes, ERNIC_TRACE_STAGES_COMMON) == 0);
+	ernic_trace_queue_init(&tq);
+	ernic_trace_queue_start(&t, &tq);
+	for (unsigned int i = 0; i < 10; i++) {
+		CU_ASSERT_FATAL(fake_receive(&t, &tq, 1, &c, (uint16_t)(10 + i), NVME_CMD_READ));
+		c.rec.rx = 1000000000000000000ull;
+		fake_stamp(&c, false, false);
+		ernic_trace_end(&t, &tq, &c.req, &c.stamps, &c.rec);
+	}
+	ernic_trace_queue_stop(&t, &tq);
+	ernic_trace_stats(&t, st);
+	ernic_trace_fini(&t);
+	fflush(file);
+}
+
+/*
+ * A size limit: records are written whole while they fit, the header
+ * counted; the ones past it are counted over_limit, and the stage sums still
+ * take every sample.
+ */
+static void test_a_size_limit_keeps_whole_records_and_counts_the_rest(void)
+{
+	FILE *file = tmpfile();
+	struct ernic_trace_rec recs[16];
+	struct ernic_trace_stats st;
+	char json[1024];
+	long header, rec_len, size;
+	unsigned int n;
+
+	CU_ASSERT_FATAL(file != NULL);
+	/* No limit: the header and ten records of one length. */
+	ten_records(file, 0, &st);
+	CU_ASSERT_EQUAL(st.over_limit, 0);
+	CU_ASSERT_FATAL(ut_trace_records(file, "tcp", recs, 16) == 10);
+	rewind(file);
+	CU_ASSERT_FATAL(fgets(json, sizeof(json), file) != NULL);
+	header = (long)strlen(json);
+	fseek(file, 0, SEEK_END);
+	rec_len = (ftell(file) - header) / 10;
+	CU_ASSERT_FATAL(rec_len > 0 && header + 10 * rec_len == ftell(file));
+
+	/* Room for the header and three and a half records. */
+	rewind(file);
+	CU_ASSERT_FATAL(ftruncate(fileno(file), 0) == 0);
+	ten_records(file, (uint64_t)(header + 3 * rec_len + rec_len / 2), &st);
+	fseek(file, 0, SEEK_END);
+	size = ftell(file);
+	CU_ASSERT_EQUAL(size, header + 3 * rec_len);
+	n = ut_trace_records(file, "tcp", recs, 16);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	for (unsigned int i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(recs[i].cid, 10 + i);
+	CU_ASSERT_EQUAL(st.samples, 10);
+	CU_ASSERT_EQUAL(st.dropped, 0);
+	CU_ASSERT_EQUAL(st.over_limit, 7);
+	CU_ASSERT_EQUAL(st.count[ERNIC_TRACE_STAGE_TOTAL], 10);
+	CU_ASSERT(ernic_trace_stats_json(&st, json, sizeof(json)) > 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"over_limit\":7"));
+	fclose(file);
+}
+
 UT_MAIN("trace", UT_CASE(test_one_in_three_commands_of_a_connected_io_queue_is_stamped_none_before_connect),
 	UT_CASE(test_rdma_records_sum_data_and_send_done_only_for_the_samples_that_passed_them),
 	UT_CASE(test_records_reach_the_file_in_order_when_the_queue_stops_header_names_the_transport),
-	UT_CASE(test_stage_names_are_the_json_keys_and_out_of_range_is_null))
+	UT_CASE(test_stage_names_are_the_json_keys_and_out_of_range_is_null),
+	UT_CASE(test_a_size_limit_keeps_whole_records_and_counts_the_rest))

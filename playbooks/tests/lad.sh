@@ -60,7 +60,7 @@ head -n 1 "$trace" | grep -q '^# ernic-trace transport=tcp clock=CLOCK_MONOTONIC
 	lad_fail "the fetched $trace has no trace header"
 records=$(awk '!/^#/ { n++; if (NF != 14 || $1 < 1 || $3 != "0x02" || $4 != "0x0" || !($5 <= $6 && $6 <= $7 && $7 <= $8 &&
 	$8 <= $10 && $10 <= $11)) { print "bad record: " $0 > "/dev/stderr"; bad = 1 } } END { print bad ? -1 : n + 0 }' "$trace")
-kept=$(jq '.tcp_stages.samples - .tcp_stages.dropped' "$lad_results/target/ernicd-stats.json") ||
+kept=$(jq '.tcp_stages.samples - .tcp_stages.dropped - .tcp_stages.over_limit' "$lad_results/target/ernicd-stats.json") ||
 	lad_fail "the fetched counters have no tcp_stages"
 [ "$records" -gt 0 ] && [ "$records" -eq "$kept" ] ||
 	lad_fail "the fetched trace holds $records good read records, the counters say $kept were written"

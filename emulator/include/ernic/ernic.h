@@ -146,6 +146,13 @@ static inline uint32_t ernic_mdts_bytes(uint32_t mdts)
 /* The defaults: nvmeof:size=1G,bs=4096,queues=4,queue_size=128,max_mr=ERNIC_MAX_MR,mdts=5 */
 void ernic_backend_cfg_init(struct ernic_backend_cfg *cfg);
 
+/*
+ * Bytes as the backend string's sizes are written: digits with an optional
+ * binary K/M/G/T suffix, any case, then an optional B or iB ("64M", "1GiB").
+ * False, @out untouched, for anything else or a value over 64 bits.
+ */
+bool ernic_parse_bytes(const char *s, uint64_t *out);
+
 /**
  * ernic_backend_parse() - parse "nvmeof:key=value,..." into @cfg
  *

@@ -66,6 +66,9 @@ struct ernic_rdma_port;
  * @trace: where a writer thread puts the header of ernic/trace.h and then one
  *	line per sampled command, every ERNIC_TRACE_FLUSH_MS and when the port
  *	stops; NULL writes none (the stage sums are kept either way)
+ * @trace_max_bytes: with @trace, the file's size limit, its header included
+ *	(0: none): past it whole records are left out and counted
+ *	(ernic_trace_stats.over_limit), so a long run cannot fill a disk
  * @idle_timeout_ms: how long a queue pair may go without a controller: it
  *	closes when its Connect has not succeeded that long after it was
  *	accepted, or when a Disconnect's answer has not been taken that long
@@ -83,6 +86,7 @@ struct ernic_rdma_port_opts {
 	unsigned int max_queues;
 	uint32_t sample_every;
 	FILE *trace;
+	uint64_t trace_max_bytes;
 	uint32_t in_capsule_data;
 	unsigned int idle_timeout_ms;
 };

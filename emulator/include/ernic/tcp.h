@@ -118,6 +118,9 @@ struct ernic_tcp_wait_stats {
  * @trace: where a writer thread puts the header of ernic/trace.h and then one
  *	line per sampled command, every ERNIC_TRACE_FLUSH_MS and when the port
  *	stops; NULL writes none (the stage sums are kept either way)
+ * @trace_max_bytes: with @trace, the file's size limit, its header included
+ *	(0: none): past it whole records are left out and counted
+ *	(ernic_trace_stats.over_limit), so a long run cannot fill a disk
  * @c2h_splice: C2HData of 16 KiB or more of a read sent from namespace
  *	memory goes to the socket by reference (vmsplice() and splice()), not
  *	copied. Off by default: it pays where copying is dear to the CPU (an
@@ -140,6 +143,7 @@ struct ernic_tcp_port_opts {
 	unsigned int idle_timeout_ms;
 	uint32_t sample_every;
 	FILE *trace;
+	uint64_t trace_max_bytes;
 	bool c2h_splice;
 	bool raise_sends;
 	int send_nice;

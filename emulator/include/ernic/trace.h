@@ -117,6 +117,8 @@ struct ernic_trace_rec {
  * over every I/O queue a port has served
  * @samples: commands sampled whose response was sent
  * @dropped: records the trace writer never got (a queue's ring was full)
+ * @over_limit: records the writer left out because the file had reached its
+ *	size limit (the port's trace_max_bytes; ernicd --trace-max-size)
  * @stages: the stages the port stamps (bit 1 << enum ernic_trace_stage)
  * @count: per stage, the samples that passed it (a flush moves no data)
  * @sum_ns: per stage, the sum (mean = sum_ns / count)
@@ -125,6 +127,7 @@ struct ernic_trace_rec {
 struct ernic_trace_stats {
 	uint64_t samples;
 	uint64_t dropped;
+	uint64_t over_limit;
 	uint32_t stages;
 	uint64_t count[ERNIC_TRACE_STAGE_COUNT];
 	uint64_t sum_ns[ERNIC_TRACE_STAGE_COUNT];
@@ -136,7 +139,7 @@ const char *ernic_trace_stage_name(enum ernic_trace_stage stage);
 /* Add @b's samples to @a (two ports' stats into one). */
 void ernic_trace_stats_add(struct ernic_trace_stats *a, const struct ernic_trace_stats *b);
 /*
- * The stats as one JSON object: samples, dropped, and for each stage the port
+ * The stats as one JSON object: samples, dropped, over_limit, and for each stage the port
  * stamps its mean and max in microseconds ("mean_us", "max_us") and how many
  * samples passed it ("count"). Returns bytes written (excl. NUL) or -ENOSPC.
  */
