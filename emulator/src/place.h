@@ -11,13 +11,15 @@
  * notice and the newcomer its place; a queue is never evicted. Discovery is
  * open to any host, so discovery queues hold at most half the places.
  *
- * The rules are the same for both transports and live here; each transport
- * calls them under its port's lock and does the rest (closing an evicted
+ * The rules are the same for both transports and live here, under the port's
+ * lock (ernic_places.lock): the _locked forms for a caller that holds it, the
+ * others take it. Each transport does the rest (closing an evicted
  * connection, logging) its own way.
  */
 #ifndef ERNIC_PLACE_H
 #define ERNIC_PLACE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,8 +46,9 @@ struct ernic_place {
 	bool discovery;
 };
 
-/* A port's places; under the port's lock. */
+/* A port's places; under @lock. */
 struct ernic_places {
+	pthread_mutex_t *lock;	   /* the port's, which guards more than these */
 	unsigned int max;	   /* places: connections, or RDMA queue pairs */
 	unsigned int nr;	   /* taken, the evicted not closed yet among them */
 	unsigned int nr_evicted;   /* of @nr, evicted and not closed yet */
@@ -133,6 +136,36 @@ static inline void ernic_place_connect_done_locked(struct ernic_place *p, bool c
 		p->connected = true;
 }
 
+/* ernic_place_claim_locked(), taking the port's lock. */
+static inline bool ernic_place_claim(struct ernic_places *ps, struct ernic_place *p)
+{
+	bool claimed;
+
+	pthread_mutex_lock(ps->lock);
+	claimed = ernic_place_claim_locked(p);
+	pthread_mutex_unlock(ps->lock);
+	return claimed;
+}
+
+/* ernic_place_connect_done_locked(), taking the port's lock. */
+static inline void ernic_place_connect_done(struct ernic_places *ps, struct ernic_place *p, bool connected)
+{
+	pthread_mutex_lock(ps->lock);
+	ernic_place_connect_done_locked(p, connected);
+	pthread_mutex_unlock(ps->lock);
+}
+
+/* Whether the port gave this connection's place to a newer one (ernic_places_make_room_locked()). */
+static inline bool ernic_place_evicted(struct ernic_places *ps, const struct ernic_place *p)
+{
+	bool evicted;
+
+	pthread_mutex_lock(ps->lock);
+	evicted = p->evicted;
+	pthread_mutex_unlock(ps->lock);
+	return evicted;
+}
+
 /*
  * Of @places, how many discovery queues may hold at once: half, and at
  * least one, so a host that may not reach the subsystem still finds as many
@@ -157,6 +190,17 @@ static inline uint16_t ernic_place_admit_discovery_locked(struct ernic_places *p
 		ps->nr_discovery++;
 	}
 	return p->discovery ? NVME_SC_SUCCESS : NVME_SC_CONNECT_CTRL_BUSY;
+}
+
+/* ernic_place_admit_discovery_locked(), taking the port's lock. */
+static inline uint16_t ernic_place_admit_discovery(struct ernic_places *ps, struct ernic_place *p)
+{
+	uint16_t status;
+
+	pthread_mutex_lock(ps->lock);
+	status = ernic_place_admit_discovery_locked(ps, p);
+	pthread_mutex_unlock(ps->lock);
+	return status;
 }
 
 #endif /* ERNIC_PLACE_H */

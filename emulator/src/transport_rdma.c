@@ -541,9 +541,7 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 		memcpy(q->hostnqn, claimed, sizeof(claimed));
 	/* The buffers before the place is settled: no newcomer may evict a queue the controller already has. */
 	mapped = !status && nvmf_rdma_queue_map_bufs(q) == 0;
-	pthread_mutex_lock(&q->port->lock);
-	ernic_place_connect_done_locked(&q->place, mapped);
-	pthread_mutex_unlock(&q->port->lock);
+	ernic_place_connect_done(&q->port->places, &q->place, mapped);
 	if (status) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, q->peer, ernic_status_str(status));
@@ -564,27 +562,12 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	return true;
 }
 
-/* A Connect on a queue pair that is no queue yet first claims its place (ernic_place_claim_locked()). */
-static bool nvmf_rdma_queue_claim(struct nvmf_rdma_queue *q)
-{
-	bool claimed;
-
-	pthread_mutex_lock(&q->port->lock);
-	claimed = ernic_place_claim_locked(&q->place);
-	pthread_mutex_unlock(&q->port->lock);
-	return claimed;
-}
-
 /* A discovery Connect takes one of the port's discovery places (ernic_transport_ops.admit_discovery). */
 static uint16_t nvmf_rdma_admit_discovery(struct ernic_sq *sq)
 {
 	struct nvmf_rdma_queue *q = sq->transport;
-	uint16_t status;
 
-	pthread_mutex_lock(&q->port->lock);
-	status = ernic_place_admit_discovery_locked(&q->port->places, &q->place);
-	pthread_mutex_unlock(&q->port->lock);
-	return status;
+	return ernic_place_admit_discovery(&q->port->places, &q->place);
 }
 
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
@@ -593,7 +576,8 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
 	enum ernic_exec ex;
 
-	if (connect && !q->place.connected && !nvmf_rdma_queue_claim(q)) {
+	/* A Connect on a queue pair that is no queue yet first claims its place. */
+	if (connect && !q->place.connected && !ernic_place_claim(&q->port->places, &q->place)) {
 		nvmf_rdma_req_put(q, r);
 		nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_EVICTED);
 		return;
@@ -776,17 +760,6 @@ static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
 	free(q);
 }
 
-/* Whether the port gave this queue pair's place to a newer one (ernic_places_make_room_locked()). */
-static bool nvmf_rdma_queue_evicted(struct nvmf_rdma_queue *q)
-{
-	bool evicted;
-
-	pthread_mutex_lock(&q->port->lock);
-	evicted = q->place.evicted;
-	pthread_mutex_unlock(&q->port->lock);
-	return evicted;
-}
-
 static void *nvmf_rdma_queue_thread(void *arg)
 {
 	struct nvmf_rdma_queue *q = arg;
@@ -819,7 +792,7 @@ static void *nvmf_rdma_queue_thread(void *arg)
 			/* The port's CM thread runs the keep-alive timers, for every queue at once (each did). */
 			if (ernic_sq_ctrlr_fatal(&q->sq))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_CTRLR_FATAL);
-			else if (!q->place.connected && nvmf_rdma_queue_evicted(q))
+			else if (!q->place.connected && ernic_place_evicted(&q->port->places, &q->place))
 				nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_EVICTED);
 			else if (q->idle_deadline_ns && now >= q->idle_deadline_ns)
 				nvmf_rdma_queue_set_disconnect(q, q->place.connected ? NVMF_RDMA_DISCONNECT_UNTAKEN
@@ -1217,6 +1190,7 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 	ernic_log_init(&port->log, opts ? opts->log : NULL, opts && opts->ident ? opts->ident : "ernic-rdma",
 		       nvmf_rdma_log_kinds, NVMF_RDMA_LOG_NR, ERNIC_RDMA_LOG_BURST);
 	port->places.max = opts && opts->max_queues ? opts->max_queues : ERNIC_RDMA_MAX_QUEUES;
+	port->places.lock = &port->lock;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_RDMA_IDLE_TIMEOUT_MS) * 1000000ull;
 	atomic_init(&port->stopping, false);

@@ -1119,9 +1119,7 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 	/* A later Connect on a connected queue (refused) does not rename its host. */
 	if (data && !conn->place.connected)
 		memcpy(conn->hostnqn, claimed, sizeof(claimed));
-	pthread_mutex_lock(&conn->port->lock);
-	ernic_place_connect_done_locked(&conn->place, !status);
-	pthread_mutex_unlock(&conn->port->lock);
+	ernic_place_connect_done(&conn->port->places, &conn->place, !status);
 	if (status) {
 		/* Worth a line: an allow list or a wrong NQN shows up here first. */
 		ernic_log(&conn->port->log, TCP_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
@@ -1140,7 +1138,7 @@ static void tcp_conn_connected(struct tcp_conn *conn, struct tcp_req *treq)
 		conn->cntlid, conn->peer, conn->sqflow_disabled ? " (sq flow control disabled)" : "");
 }
 
-/* An evicted connection closes (-EUSERS), at its next check or at its Connect (ernic_place_claim_locked()). */
+/* An evicted connection closes (-EUSERS), at its next check or at its Connect (ernic_place_claim()). */
 static int tcp_conn_close_evicted(struct tcp_conn *conn)
 {
 	ernic_log(&conn->port->log, TCP_LOG_CLOSED_EARLY,
@@ -1150,27 +1148,12 @@ static int tcp_conn_close_evicted(struct tcp_conn *conn)
 	return -EUSERS;
 }
 
-/* A Connect on a connection that is no queue yet first claims its place (ernic_place_claim_locked()). */
-static bool tcp_conn_claim(struct tcp_conn *conn)
-{
-	bool claimed;
-
-	pthread_mutex_lock(&conn->port->lock);
-	claimed = ernic_place_claim_locked(&conn->place);
-	pthread_mutex_unlock(&conn->port->lock);
-	return claimed;
-}
-
 /* A discovery Connect takes one of the port's discovery places (ernic_transport_ops.admit_discovery). */
 static uint16_t tcp_admit_discovery(struct ernic_sq *sq)
 {
 	struct tcp_conn *conn = sq->transport;
-	uint16_t status;
 
-	pthread_mutex_lock(&conn->port->lock);
-	status = ernic_place_admit_discovery_locked(&conn->port->places, &conn->place);
-	pthread_mutex_unlock(&conn->port->lock);
-	return status;
+	return ernic_place_admit_discovery(&conn->port->places, &conn->place);
 }
 
 static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
@@ -1179,7 +1162,8 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 	bool connect = fcmd->opc == NVME_FABRICS_COMMAND && fcmd->fctype == NVMF_FCTYPE_CONNECT;
 	enum ernic_exec ex;
 
-	if (connect && !conn->place.connected && !tcp_conn_claim(conn)) {
+	/* A Connect on a connection that is no queue yet first claims its place. */
+	if (connect && !conn->place.connected && !ernic_place_claim(&conn->port->places, &conn->place)) {
 		tcp_req_put(conn, treq);
 		return tcp_conn_close_evicted(conn);
 	}
@@ -1212,17 +1196,6 @@ static int tcp_req_exec(struct tcp_conn *conn, struct tcp_req *treq)
 
 /* -------------------------------------------------------------- receiving */
 
-/* Whether the port gave this connection's place to a newer one (ernic_places_make_room_locked()). */
-static bool tcp_conn_evicted(struct tcp_conn *conn)
-{
-	bool evicted;
-
-	pthread_mutex_lock(&conn->port->lock);
-	evicted = conn->place.evicted;
-	pthread_mutex_unlock(&conn->port->lock);
-	return evicted;
-}
-
 /*
  * Periodic work of a connection thread: the target's keep-alive timers, and
  * whether this connection should close (its controller failed, or the port
@@ -1243,7 +1216,7 @@ static int tcp_conn_check(struct tcp_conn *conn, bool at_boundary)
 	 * stopping in the middle of a PDU. An idle connected queue is left to
 	 * keep-alive, as a host with KATO 0 asked for.
 	 */
-	if (!conn->place.connected && tcp_conn_evicted(conn))
+	if (!conn->place.connected && ernic_place_evicted(&port->places, &conn->place))
 		return tcp_conn_close_evicted(conn);
 	if (!conn->place.connected && now - conn->opened_ns >= port->idle_timeout_ns) {
 		ernic_log(&port->log, TCP_LOG_CLOSED_EARLY, "peer %s: closed: no Connect within %" PRIu64 " ms", conn->peer,
@@ -2047,6 +2020,7 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 	atomic_init(&port->raise_sends, opts && opts->raise_sends);
 	port->send_nice = opts ? opts->send_nice : 0;
 	port->places.max = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;
+	port->places.lock = &port->lock;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_TCP_IDLE_TIMEOUT_MS) * 1000000ull;
 	port->listen_fd = -1;
