@@ -42,6 +42,7 @@
 # CPUs nvmet-tcp's work runs on too. Pinned to one of the guest's two CPUs, ernicd did every receive copy of
 # a 1 MiB write on it while the other stayed 60-73% idle; results/NOTEBOOK.md, "One data PDU per 1 MiB, and ernicd
 # unpinned").
+# ernic.pairing=round|case (how the targets take turns at the suite cases in a round: paired_rounds; default round),
 # ernic.perf=1 (profile each suite case with perf, cases one at a time as with ernic.cpusplit=1; the profiles go
 # out on the outbox disk, perf.txt).
 # Runs under busybox ash, which, like dash, has 'local'.
@@ -220,6 +221,8 @@ setup_system() {
 	ERNICD_CPUS=$(cmdline_opt ernic.cpus all)
 	if [ "$ERNICD_CPUS" = all ]; then ERNICD_CPUS=""; fi
 	CPU_SPLIT=$(cmdline_opt ernic.cpusplit 0)
+	PAIRING=$(cmdline_opt ernic.pairing round)
+	case "$PAIRING" in round | case) ;; *) PAIRING=round ;; esac
 	PERF=$(cmdline_opt ernic.perf 0)
 	ERNICD_B_OPTS=$(cmdline_opt ernic.b_opts "")
 	case "$ERNICD_B_OPTS" in
@@ -642,28 +645,44 @@ exercise_setup() { # exercise_setup NQN C BACKEND-LABEL: C = I/O queues the targ
 # ernicd, ernicd, nvmet, ...). The machine under the guest is shared and its speed drifts over minutes: run
 # back to back, 3 rounds of one target and then 3 of the other measured the drift as much as the targets. Each
 # round appends its rows; ci/lane/run.sh takes the median per case.
+# The targets take turns in each round: over the whole list of cases (ernic.pairing=round), or case by case
+# (ernic.pairing=case), where each case runs on every target before the next case starts, so that a case's
+# measurements on the targets lie seconds apart rather than a whole list of cases, and who goes first alternates
+# from case to case as well as from round to round. ernicd's waits are summed over its turns in a round.
 paired_rounds() {
-	local r t waits_before waits_after
+	local r t g groups waits_before waits_sum i
+	if [ "$PAIRING" = case ]; then groups=$SUITE_CASES; else groups=all; fi
 	for r in $(seq "$ROUNDS"); do
-		for t in $(round_order "$r"); do
-			case "$t" in
-			nvmet) [ -n "$NVMET_DEV" ] || continue; DEV=$NVMET_DEV; SUITE_BACKEND=$NVMET_BACKEND ;;
-			ernicd) [ -n "$ERNICD_DEV" ] || continue; DEV=$ERNICD_DEV; SUITE_BACKEND=$ERNICD_BACKEND ;;
-			ernicd-b) DEV=$ERNICD_B_DEV; SUITE_BACKEND=$ERNICD_B_BACKEND ;;
-			esac
-			PHASE=$t
-			ROUND=$r
-			log "suite cases, round $r of $ROUNDS"
-			[ "$t" != ernicd ] || waits_before="$(ernicd_waits "round-$r-before") $(ernicd_switches)"
-			# shellcheck disable=SC2086 # word lists
-			run_suites "$SUITE_BACKEND" "$RESULTS/csv/$PHASE" $SUITE_CASES
-			[ "$t" = ernicd ] || continue
-			waits_after="$(ernicd_waits "round-$r-after") $(ernicd_switches)"
-			echo "ERNIC-LANE-WAITS round $r: $(waits_report "$waits_before" "$waits_after")"
-			raised_check "$waits_before" "$waits_after"
+		waits_sum="0 0 0 0 0 0 0"
+		i=0
+		for g in $groups; do
+			for t in $(round_order $((r + i))); do
+				case "$t" in
+				nvmet) [ -n "$NVMET_DEV" ] || continue; DEV=$NVMET_DEV; SUITE_BACKEND=$NVMET_BACKEND ;;
+				ernicd) [ -n "$ERNICD_DEV" ] || continue; DEV=$ERNICD_DEV; SUITE_BACKEND=$ERNICD_BACKEND ;;
+				ernicd-b) DEV=$ERNICD_B_DEV; SUITE_BACKEND=$ERNICD_B_BACKEND ;;
+				esac
+				PHASE=$t
+				ROUND=$r
+				log "suite cases, round $r of $ROUNDS"
+				[ "$t" != ernicd ] || waits_before="$(ernicd_waits "round-$r-before") $(ernicd_switches)"
+				# shellcheck disable=SC2086 # word lists
+				if [ "$g" = all ]; then run_suites "$SUITE_BACKEND" "$RESULTS/csv/$PHASE" $SUITE_CASES; else
+					run_suites "$SUITE_BACKEND" "$RESULTS/csv/$PHASE" "$g"; fi
+				[ "$t" = ernicd ] || continue
+				waits_sum=$(waits_add "$waits_sum" "$waits_before" "$(ernicd_waits "round-$r-after") $(ernicd_switches)")
+			done
+			i=$((i + 1))
 		done
+		[ -n "$ERNICD_DEV" ] || continue
+		echo "ERNIC-LANE-WAITS round $r: $(waits_report "0 0 0 0 0 0 0" "$waits_sum")"
+		raised_check "0 0 0 0 0 0 0" "$waits_sum"
 	done
 	ROUND=""
+}
+
+waits_add() { # waits_add SUM BEFORE AFTER ("W S C R V N M" each): SUM + (AFTER - BEFORE), field by field
+	echo "$1 $2 $3" | awk '{ for (i = 1; i <= 7; i++) printf "%s%d", (i > 1 ? " " : ""), $i + $(i + 14) - $(i + 7); print "" }'
 }
 
 ernicd_waits() { # ernicd_waits TAG: "waits spun caught raised" from ernicd's counters (tcp_waits, tcp_tx)

@@ -26,6 +26,9 @@
 #        LANE_PERF=1  also profile each suite case in the guest (perf record -a, 499 Hz; implies LANE_CPU_SPLIT=1,
 #                       needs ci/deps.sh perf): which processes and kernel functions the samples fell in, per target
 #                       and case, in build/lane/perf.txt (default 0)
+#        LANE_PAIRING=round|case  how the targets take turns in a round (default round: each runs the whole list of
+#                       cases in turn; case: each case runs on every target before the next one, who goes first
+#                       alternating case by case, so a case's figures for the targets are seconds apart)
 #        LANE_SQFLOW=on|off  SQ flow control on the guest's NVMe/TCP connects (default on, as a plain nvme connect
 #                       leaves it; off: each made by guest-init.sh's connect() but the lad phase's passes
 #                       --disable-sqflow, as nvme connect-all does where a discovery log entry offers it,
@@ -167,6 +170,11 @@ if [ -n "${LANE_CPU_SPLIT:-}" ]; then
 	[[ $LANE_CPU_SPLIT =~ ^[01]$ ]] || die "LANE_CPU_SPLIT must be 0 or 1 (got '$LANE_CPU_SPLIT')"
 	APPEND="$APPEND ernic.cpusplit=$LANE_CPU_SPLIT"
 fi
+PAIRING=${LANE_PAIRING:-round}
+case "$PAIRING" in
+round | case) APPEND="$APPEND ernic.pairing=$PAIRING" ;;
+*) die "LANE_PAIRING must be round or case (got '$PAIRING')" ;;
+esac
 SQFLOW=${LANE_SQFLOW:-on}
 case "$SQFLOW" in
 on) ;;
@@ -392,13 +400,14 @@ COPIES=$(sed -n 's/.* init: cpu: .*; string copies: //p' "$LOG" | head -n 1)
 # machines differ by more than their rounds do.
 HOST_CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) CPUs"
 printf '%s\n' "$PER_CASE" | awk -F'\t' -v rounds="$ROUNDS" -v emdts="$ERNICD_MDTS" -v nmdts="$NVMET_MDTS" \
-	-v gcpu="$CPU_MODEL" -v copies="${COPIES:-?}" -v sqflow="$SQFLOW" -v hcpu="$HOST_CPU" '
+	-v gcpu="$CPU_MODEL" -v copies="${COPIES:-?}" -v sqflow="$SQFLOW" -v hcpu="$HOST_CPU" -v pairing="$PAIRING" '
 	$1 == "nvmet"  { n[$2] = $3; nl[$2] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
 	$1 == "ernicd" { e[$2] = $3; el[$2] = $4 }
 	$1 == "rounds" { pr[$2] = $3; rr[$2] = $4 }
 	END {
 		printf "medians of %d round%s per target, same guest%s\n", rounds, (rounds > 1 ? "s" : ""),
-			(rounds > 1 ? ", the targets taking turns round by round" : "")
+			(pairing == "case" ? ", the targets taking turns case by case" :
+			 rounds > 1 ? ", the targets taking turns round by round" : "")
 		printf "MDTS (Identify Controller; 0: no limit): ernicd %s, nvmet-tcp %s\n", (emdts == "" ? "?" : emdts),
 			(nmdts == "" ? "?" : nmdts)
 		printf "guest CPU: %s, the kernel copying by %s; QEMU TCG on %s\n", gcpu, copies, hcpu

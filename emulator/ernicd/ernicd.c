@@ -52,6 +52,7 @@ static const char usage[] =
 	"              [--max-connections N] [--idle-timeout SECONDS] [--stats PATH]\n"
 	"              [--config FILE] [--control PATH] [--trace PATH] [--trace-sample N] [--cpus LIST]\n"
 	"              [--zero-copy-reads] [--send-nice N|off] [--maxh2cdata BYTES] [--in-capsule-data BYTES]\n"
+	"              [--buffer-budget SIZE]\n"
 	"\n"
 	"Serve NVMe over Fabrics subsystems over NVMe/TCP or NVMe/RDMA.\n"
 	"\n"
@@ -110,6 +111,11 @@ static const char usage[] =
 	"  --in-capsule-data BYTES  NVMe/RDMA: data an I/O queue command may carry in its SEND,\n"
 	"                      0..16384, a multiple of 16 (IOCCSZ 4 + BYTES / 16); default 0, every\n"
 	"                      command's data by RDMA READ or WRITE (nvmet-rdma's default is 4096)\n"
+	"  --buffer-budget SIZE  NVMe/TCP: what the command slots of the listener may hold at once in\n"
+	"                      data buffers past their first 8 KiB (bytes, or with K, M, G, T; at\n"
+	"                      least 1M; default 1G), for the namespaces whose data does not move in\n"
+	"                      place (a file's): past it a write waits for its R2T and a read to\n"
+	"                      execute until buffers come back; \"tcp_buf\" in the counters JSON\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -141,6 +147,8 @@ struct ernicd_opts {
 	int send_nice;
 	unsigned int maxh2cdata; /* 0: the port's default */
 	const char *in_capsule_data; /* --in-capsule-data as given; NULL: not given */
+	const char *buf_budget; /* --buffer-budget as given; NULL: not given */
+	uint64_t buf_budget_bytes;
 	unsigned int in_capsule_bytes;
 };
 
@@ -268,7 +276,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	       OPT_MAX_CONNS = 'c', OPT_IDLE = 'i', OPT_CONFIG = 'f', OPT_CONTROL = 'C', OPT_TRACE = 't',
 	       OPT_TRACE_SAMPLE = 'S', OPT_TRANSPORT = 'T', OPT_CPUS = 'P',
 	       OPT_ZERO_COPY_READS = 'Z', OPT_MAXH2CDATA = 'M', OPT_IN_CAPSULE_DATA = 'D', OPT_SEND_NICE = 'N',
-	       OPT_TRACE_MAX = 'X' };
+	       OPT_TRACE_MAX = 'X', OPT_BUF_BUDGET = 'B' };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "nqn", required_argument, NULL, OPT_NQN },
@@ -288,6 +296,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "send-nice", required_argument, NULL, OPT_SEND_NICE },
 		{ "maxh2cdata", required_argument, NULL, OPT_MAXH2CDATA },
 		{ "in-capsule-data", required_argument, NULL, OPT_IN_CAPSULE_DATA },
+		{ "buffer-budget", required_argument, NULL, OPT_BUF_BUDGET },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -378,6 +387,11 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			if (o->in_capsule_bytes % 16)
 				bad_arg("--in-capsule-data", optarg, "must be a multiple of 16 (IOCCSZ counts 16-byte units)");
 			break;
+		case OPT_BUF_BUDGET:
+			o->buf_budget = optarg;
+			if (!ernic_parse_bytes(optarg, &o->buf_budget_bytes) || o->buf_budget_bytes < (1u << 20))
+				bad_arg("--buffer-budget", optarg, "must be a size of at least 1M, e.g. 256M or 4G");
+			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
 			exit(0);
@@ -394,6 +408,8 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	if (o->trace_max && !o->trace)
 		bad_arg("--trace-max-size", o->trace_max, "limits --trace's file: give --trace PATH too");
 	/* NVMe/TCP's in-capsule data is the port's own (IOCCSZ 8196). */
+	if (o->buf_budget && o->rdma)
+		bad_arg("--buffer-budget", o->buf_budget, "NVMe/TCP only (an RDMA queue maps its buffers at Connect)");
 	if (o->in_capsule_data && !o->rdma)
 		bad_arg("--in-capsule-data", o->in_capsule_data, "NVMe/RDMA only (with --transport rdma)");
 	if (optind < argc) {
@@ -434,7 +450,8 @@ static char *json_add_stages(char *json, const char *name, const struct ernic_tr
  * The target's counters JSON, with the NVMe/TCP listeners' waits for their
  * hosts as "tcp_waits" (struct ernic_tcp_wait_stats), how their PDUs left as
  * "tcp_tx" (struct ernic_tcp_tx_stats), the bytes their command slots hold
- * in data buffers as "tcp_buf_bytes", their stage means as
+ * in data buffers as "tcp_buf_bytes" and those past a slot's first 8 KiB
+ * against the budget as "tcp_buf" (struct ernic_tcp_buf_stats), their stage means as
  * "tcp_stages" and, over NVMe/RDMA, "rdma_stages" when they sample; NULL
  * when out of memory.
  */
@@ -445,7 +462,8 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 	struct ernic_tcp_wait_stats w;
 	struct ernic_tcp_tx_stats tx;
 	struct ernic_trace_stats st;
-	char waits[128], sends[256], held[32], *buf;
+	struct ernic_tcp_buf_stats bs;
+	char waits[128], sends[256], held[32], bufs[128], *buf;
 
 	ernic_target_counters(tgt, &c);
 	buf = ernic_counters_json_alloc(&c);
@@ -461,6 +479,10 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 	buf = json_add_member(buf, "tcp_tx", sends);
 	snprintf(held, sizeof(held), "%" PRIu64, ernic_control_tcp_buf_bytes(ctl));
 	buf = json_add_member(buf, "tcp_buf_bytes", held);
+	ernic_control_tcp_buf_stats(ctl, &bs);
+	snprintf(bufs, sizeof(bufs), "{\"grown\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"waits\":%" PRIu64 "}", bs.grown,
+		 bs.budget, bs.waits);
+	buf = json_add_member(buf, "tcp_buf", bufs);
 	if (!buf || !sampling)
 		return buf;
 	ernic_control_tcp_stage_stats(ctl, &st);
@@ -634,6 +656,7 @@ int main(int argc, char **argv)
 	popts.send_nice = o.send_nice;
 	popts.maxh2cdata = o.maxh2cdata;
 	popts.max_connections = o.max_connections;
+	popts.buf_budget = o.buf_budget_bytes;
 #ifdef ERNIC_HAVE_RDMA
 	ropts.trace = o.rdma ? trace : NULL;
 	ropts.sample_every = o.trace_sample;

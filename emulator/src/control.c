@@ -1026,6 +1026,22 @@ uint64_t ernic_control_tcp_buf_bytes(struct ernic_control *ctl)
 	return sum;
 }
 
+static void add_buf_stats(struct ernic_tcp_port *port, void *sum)
+{
+	struct ernic_tcp_buf_stats p, *s = sum;
+
+	ernic_tcp_port_buf_stats(port, &p);
+	s->grown += p.grown;
+	s->budget += p.budget;
+	s->waits += p.waits;
+}
+
+void ernic_control_tcp_buf_stats(struct ernic_control *ctl, struct ernic_tcp_buf_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	control_sum_tcp_ports(ctl, add_buf_stats, s);
+}
+
 int ernic_control_create(struct ernic_nvmf *nvmf, const struct ernic_tcp_port_opts *tcp_opts,
 			 struct ernic_control **out)
 {

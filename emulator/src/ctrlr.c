@@ -1353,6 +1353,18 @@ void *ernic_req_h2c_in_place(struct ernic_req *req, uint32_t len)
 	return dst;
 }
 
+bool ernic_req_c2h_in_place(struct ernic_req *req)
+{
+	struct ernic_sq *sq = req->sq;
+	bool in_place = false;
+
+	sq_enter(sq);
+	if (req->sqe.opc != NVME_FABRICS_COMMAND && sq->qid && sq->c2h_in_place && !req_gate(req) && !sq->ctrlr->discovery)
+		in_place = ernic_io_c2h_in_place(req);
+	sq_leave(sq);
+	return in_place;
+}
+
 static enum ernic_exec req_exec(struct ernic_req *req)
 {
 	struct ernic_sq *sq = req->sq;

@@ -306,6 +306,14 @@ void *ernic_io_h2c_in_place(const struct ernic_req *req, uint32_t len)
 	return ns->ops->map_write(ns, cmd_slba(&req->sqe) << ns->lba_shift, len);
 }
 
+bool ernic_io_c2h_in_place(const struct ernic_req *req)
+{
+	struct ernic_ns *ns;
+
+	/* As io_rw() chooses io_read_in_place(). */
+	return req->sqe.opc == NVME_CMD_READ && !io_resolve_ns(req, &ns) && ns && ns->ops->map_read;
+}
+
 uint16_t ernic_io_check(const struct ernic_req *req, uint64_t *ns_gen)
 {
 	struct ernic_ns *ns;

@@ -474,6 +474,13 @@ uint16_t ernic_req_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32
  * as a failed write may leave them.
  */
 void *ernic_req_h2c_in_place(struct ernic_req *req, uint32_t len);
+/*
+ * ernic_req_c2h_in_place() - whether a command would send its data to the
+ * host from the namespace's own memory (a Read of a RAM namespace on a queue
+ * with c2h_in_place), so that a transport need not reserve a buffer for it
+ * before exec. A guess made before exec: exec decides.
+ */
+bool ernic_req_c2h_in_place(struct ernic_req *req);
 /* Fill the CQE with @status; records the error in stats and the error log. */
 void ernic_req_set_status(struct ernic_req *req, uint16_t status);
 /*
@@ -536,6 +543,8 @@ uint16_t ernic_io_exec(struct ernic_req *req);
 uint16_t ernic_io_check(const struct ernic_req *req, uint64_t *ns_gen);
 /* ernic_req_h2c_in_place() for an I/O queue. */
 void *ernic_io_h2c_in_place(const struct ernic_req *req, uint32_t len);
+/* ernic_req_c2h_in_place() for an I/O queue. */
+bool ernic_io_c2h_in_place(const struct ernic_req *req);
 /* ernic_req_check() for a Fabrics command: queue state, and for Connect its format and data length. */
 uint16_t ernic_fabrics_check(const struct ernic_req *req);
 /*

@@ -12,7 +12,9 @@
  *    read with the capsule; otherwise (Transport SGL Data Block) the command
  *    waits in NEED_DATA while an R2T solicits the data as H2CData PDUs, and is
  *    executed once the last one arrived. Other capsules keep being served in
- *    the meantime.
+ *    the meantime. Where the data needs a buffer of the port's (not landing
+ *    in place) and the port's budget has none free, the R2T waits for one
+ *    (tcp_buf_wait()), as does such a read's exec.
  *  - controller to host: map_data hands the core a per-request buffer that is
  *    then sent as C2HData PDUs, the last one carrying SUCCESS instead of a
  *    CapsuleResp when the host disabled SQ flow control. A read of a RAM
@@ -81,6 +83,8 @@
  * with its data in the capsule, so one read and one send serve them all.
  */
 #define TCP_RBUF_SIZE (160 * 1024)
+/* Any capsule's data, padding and digest fit in rbuf (tcp_recv_icd() gathers it there when buffers are short). */
+_Static_assert(TCP_RBUF_SIZE >= ERNIC_TCP_IN_CAPSULE_DATA + 256 + 4, "rbuf holds in-capsule data");
 /*
  * Data at least this long is received straight into its buffer instead of
  * through rbuf. While an R2T is outstanding, or the host sends writes with
@@ -161,6 +165,8 @@
  * (tcp_req_buf_reserve()).
  */
 #define TCP_REQ_BUF_SMALL (8u * 1024)
+/* How often an idle connection with commands waiting for a buffer looks for one (tcp_buf_wait()). */
+#define TCP_BUF_WAIT_POLL_MS 1
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
 #define TCP_SEND_TIMEOUT_S 10
 /*
@@ -176,6 +182,7 @@
 
 enum tcp_req_state {
 	TCP_REQ_FREE,
+	TCP_REQ_NEED_BUF,  /* waits for a buffer within the port's budget (tcp_buf_wait()) */
 	TCP_REQ_NEED_DATA, /* R2T sent, H2CData arriving */
 	TCP_REQ_EXECUTING, /* in the core, or held there (AER) */
 };
@@ -213,8 +220,10 @@ struct tcp_req {
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
 	struct ernic_stage_stamps stamps;
 	struct ernic_trace_rec rec;
+	uint32_t buf_wait_len; /* NEED_BUF: the buffer it waits for */
 	struct tcp_req *next_free;
-	struct tcp_req *next_done; /* on tcp_conn.done */
+	struct tcp_req *next_done;     /* on tcp_conn.done */
+	struct tcp_req *next_buf_wait; /* on tcp_conn.buf_wait_head */
 };
 
 struct tcp_conn {
@@ -257,6 +266,8 @@ struct tcp_conn {
 
 	/* Receive side: the connection thread only */
 	uint32_t nr_need_data;
+	/* Commands waiting for a buffer, oldest first (tcp_buf_wait()) */
+	struct tcp_req *buf_wait_head, *buf_wait_tail;
 	bool large_icd; /* the last capsule carried TCP_RECV_DIRECT_MIN or more of data (tcp_handle_cmd()) */
 	int own_nice;	/* the connection thread's nice as it started, where a raised send returns (TCP_RAISE_MIN) */
 	uint64_t next_check_ns;
@@ -304,6 +315,9 @@ struct ernic_tcp_port {
 	_Atomic uint64_t rx_h2c_in_place;				       /* ditto */
 	_Atomic uint64_t rx_waits, rx_waits_spun, rx_waits_caught;     /* struct ernic_tcp_wait_stats */
 	_Atomic uint64_t buf_bytes; /* held in the command slots' data buffers now (tcp_req_buf_reserve()) */
+	_Atomic uint64_t buf_grown; /* of which in buffers past TCP_REQ_BUF_SMALL: at most buf_budget (tcp_buf_charge()) */
+	uint64_t buf_budget;
+	_Atomic uint64_t buf_waits; /* commands that waited for a buffer (struct ernic_tcp_buf_stats) */
 
 	pthread_mutex_t lock; /* the places and the list below */
 	pthread_cond_t cond;
@@ -316,6 +330,9 @@ static uint16_t tcp_map_c2h_in_place(struct ernic_req *req, uint32_t len, const 
 static uint16_t tcp_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32_t data_len, void **buf);
 static void tcp_complete(struct ernic_req *req);
 static uint16_t tcp_admit_discovery(struct ernic_sq *sq);
+static int tcp_buf_wait_retry(struct tcp_conn *conn);
+static int tcp_solicit(struct tcp_conn *conn, struct tcp_req *treq);
+static int tcp_buf_wait(struct tcp_conn *conn, struct tcp_req *treq, uint32_t len);
 
 static const struct ernic_transport_ops tcp_ops = {
 	.name = "tcp",
@@ -779,6 +796,13 @@ uint64_t ernic_tcp_port_buf_bytes(struct ernic_tcp_port *port)
 	return atomic_load_explicit(&port->buf_bytes, memory_order_relaxed);
 }
 
+void ernic_tcp_port_buf_stats(struct ernic_tcp_port *port, struct ernic_tcp_buf_stats *s)
+{
+	s->grown = atomic_load_explicit(&port->buf_grown, memory_order_relaxed);
+	s->budget = port->buf_budget;
+	s->waits = atomic_load_explicit(&port->buf_waits, memory_order_relaxed);
+}
+
 void ernic_tcp_port_wait_stats(struct ernic_tcp_port *port, struct ernic_tcp_wait_stats *s)
 {
 	s->waits = atomic_load_explicit(&port->rx_waits, memory_order_relaxed);
@@ -812,12 +836,51 @@ static void tcp_req_put_ns_mem(struct tcp_conn *conn, struct tcp_req *treq)
 	pthread_mutex_unlock(&conn->lock);
 }
 
+/* What a slot's buffer of @size bytes counts against the port's budget: nothing for its first one. */
+static inline uint64_t tcp_buf_grown(uint64_t size)
+{
+	return size > TCP_REQ_BUF_SMALL ? size : 0;
+}
+
+/*
+ * A slot's buffer grows from @from to @to grown bytes (tcp_buf_grown()):
+ * -ENOBUFS while that would take the port past its budget (the command may
+ * wait: tcp_buf_wait()), -E2BIG for a buffer of more than half the budget,
+ * which idle slots' buffers may keep from ever being free
+ * (tcp_req_put_locked()).
+ */
+static int tcp_buf_charge(struct ernic_tcp_port *port, uint64_t from, uint64_t to)
+{
+	uint64_t held = atomic_load_explicit(&port->buf_grown, memory_order_relaxed);
+
+	if (to > port->buf_budget / 2)
+		return -E2BIG;
+	do {
+		if (held - from + to > port->buf_budget)
+			return -ENOBUFS;
+	} while (!atomic_compare_exchange_weak_explicit(&port->buf_grown, &held, held - from + to, memory_order_relaxed,
+							memory_order_relaxed));
+	return 0;
+}
+
+/* Free a slot's buffer; tcp_req_get() gives it a small one again. */
+static void tcp_req_buf_free(struct ernic_tcp_port *port, struct tcp_req *treq)
+{
+	atomic_fetch_sub_explicit(&port->buf_bytes, treq->buf_size, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&port->buf_grown, tcp_buf_grown(treq->buf_size), memory_order_relaxed);
+	free(treq->buf);
+	treq->buf = NULL;
+	treq->buf_size = 0;
+}
+
 /*
  * LIFO, so a lightly loaded queue keeps reusing the same few buffers. A slot
  * that held namespace memory lets go of it here: it was sent, or never will be.
  */
 static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
 {
+	struct ernic_tcp_port *port = conn->port;
+
 	if (ERNIC_UNLIKELY(treq->ns_mem) && --conn->ns_mem_reqs == 0)
 		ernic_sq_ns_mem_release(&conn->sq);
 	/*
@@ -825,13 +888,14 @@ static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
 	 * one) is not kept: each slot keeping its largest would let a host hold
 	 * queue depth times its largest transfer (gigabytes under mdts=0) on an
 	 * idle queue, where nvmet frees a command's buffer with the command.
+	 * Nor is any grown buffer once half the port's budget is held: what
+	 * idle slots keep then stays under half of it, so the commands in
+	 * flight always have the other half to wait for (tcp_buf_wait()).
 	 */
-	if (ERNIC_UNLIKELY(treq->buf_size > ERNIC_MAX_XFER)) {
-		atomic_fetch_sub_explicit(&conn->port->buf_bytes, treq->buf_size, memory_order_relaxed);
-		free(treq->buf);
-		treq->buf = NULL;
-		treq->buf_size = 0;
-	}
+	if (ERNIC_UNLIKELY(treq->buf_size > TCP_REQ_BUF_SMALL) &&
+	    (treq->buf_size > ERNIC_MAX_XFER ||
+	     atomic_load_explicit(&port->buf_grown, memory_order_relaxed) > port->buf_budget / 2))
+		tcp_req_buf_free(port, treq);
 	treq->ns_mem = false;
 	treq->c2h_data = NULL;
 	treq->state = TCP_REQ_FREE;
@@ -857,21 +921,34 @@ static inline uint32_t tcp_req_buf_max(const struct ernic_sq *sq)
  * contents are not kept. The first growth takes the default MDTS transfer at
  * once, as most I/O fits it; a larger MDTS (or none, mdts=0) grows by powers
  * of two, so a slot grows a few times at most and only as far as its host's
- * largest transfer, never to a limit of gigabytes up front.
+ * largest transfer, never to a limit of gigabytes up front. -ENOBUFS while
+ * the port's budget has no room for it, -E2BIG when it may never have,
+ * -ENOMEM when the system has none.
  */
 static int tcp_req_buf_reserve(struct tcp_req *treq, uint32_t len)
 {
+	struct ernic_tcp_port *port = treq->conn->port;
 	uint64_t size;
 	uint8_t *buf;
+	int rc;
 
 	if (ERNIC_LIKELY(len <= treq->buf_size))
 		return 0;
 	size = MAX((uint64_t)ERNIC_MAX_XFER, 1ull << (64 - __builtin_clzll((uint64_t)len - 1)));
 	size = MIN(size, (uint64_t)tcp_req_buf_max(treq->req.sq));
+	/* Just @len where the power of two above it is more than a buffer may take (tcp_buf_charge()). */
+	if (size > port->buf_budget / 2)
+		size = len;
+	rc = tcp_buf_charge(port, tcp_buf_grown(treq->buf_size), tcp_buf_grown(size));
+	if (rc)
+		return rc;
 	buf = malloc(size);
-	if (!buf)
+	if (!buf) {
+		atomic_fetch_sub_explicit(&port->buf_grown, tcp_buf_grown(size) - tcp_buf_grown(treq->buf_size),
+					  memory_order_relaxed);
 		return -ENOMEM;
-	atomic_fetch_add_explicit(&treq->conn->port->buf_bytes, size - treq->buf_size, memory_order_relaxed);
+	}
+	atomic_fetch_add_explicit(&port->buf_bytes, size - treq->buf_size, memory_order_relaxed);
 	free(treq->buf);
 	treq->buf = buf;
 	treq->buf_size = (uint32_t)size;
@@ -1271,38 +1348,53 @@ static void tcp_busy_poll_account(struct tcp_conn *conn, uint64_t now)
 }
 
 /*
- * Read exactly @len bytes. @boundary: this starts a PDU, where a stopping
- * port may close the connection. Returns 0, -ECONNRESET at end of stream, or
- * what tcp_conn_check() decided.
+ * Read exactly @len bytes into @buf, or with @buf NULL gather them in rbuf
+ * from rhead on (at most TCP_RBUF_SIZE), where they stay. @boundary: this
+ * starts a PDU, where a stopping port may close the connection and commands
+ * waiting for a buffer are looked at again (tcp_buf_wait_retry()). Returns 0,
+ * -ECONNRESET at end of stream, or what tcp_conn_check() decided.
  */
 static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boundary)
 {
 	uint8_t *p = buf;
+	bool gather = !buf;
 	size_t got = 0;
 	uint64_t now;
 	int rc;
 
-	while (got < len) {
+	if (gather && len > sizeof(conn->rbuf))
+		return -EMSGSIZE;
+	while (gather ? conn->rtail - conn->rhead < len : got < len) {
 		size_t avail = conn->rtail - conn->rhead;
-		bool direct, sleep;
+		bool direct, sleep, wait_buf;
 		ssize_t n;
 
-		if (avail) {
+		if (avail && !gather) {
 			n = (ssize_t)MIN(avail, len - got);
 			memcpy(p + got, conn->rbuf + conn->rhead, (size_t)n);
 			conn->rhead += (uint32_t)n;
 			got += (size_t)n;
 			continue;
 		}
-		conn->rhead = conn->rtail = 0;
+		if (gather && conn->rhead)
+			memmove(conn->rbuf, conn->rbuf + conn->rhead, avail);
+		conn->rhead = 0;
+		conn->rtail = gather ? (uint32_t)avail : 0;
 		/* Every capsule at hand is parsed: what they completed goes out before the next read. */
 		if (ERNIC_UNLIKELY(atomic_load_explicit(&conn->done, memory_order_relaxed) != NULL))
 			tcp_take_done(conn);
+		wait_buf = boundary && got == 0 && conn->buf_wait_head;
+		if (ERNIC_UNLIKELY(wait_buf)) {
+			rc = tcp_buf_wait_retry(conn);
+			if (rc)
+				return rc;
+			wait_buf = conn->buf_wait_head != NULL;
+		}
 		rc = tcp_tx_flush(conn);
 		if (rc)
 			return rc;
 		/* A large remainder (data) goes straight to its destination, copied once. */
-		direct = len - got >= TCP_RECV_DIRECT_MIN;
+		direct = !gather && len - got >= TCP_RECV_DIRECT_MIN;
 		/*
 		 * Once the busy-poll window of this wait is over, recv() itself
 		 * sleeps (up to SO_RCVTIMEO, ERNIC_TCP_POLL_MS): one system call
@@ -1314,8 +1406,27 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
 				conn->pdu_stall_ns = ernic_now_ns();
 		}
-		n = recv(conn->fd, direct ? p + got : conn->rbuf,
-			 direct			       ? len - got
+		/*
+		 * A command waits for a buffer that another queue may give back at
+		 * any moment, and only a new PDU boundary looks again: no sleep of
+		 * ERNIC_TCP_POLL_MS while it waits, a look every millisecond.
+		 */
+		if (ERNIC_UNLIKELY(wait_buf && sleep)) {
+			struct pollfd pfd = { .fd = conn->fd, .events = POLLIN };
+
+			sleep = false;
+			if (poll(&pfd, 1, TCP_BUF_WAIT_POLL_MS) == 0) {
+				if (ernic_now_ns() >= conn->next_check_ns) {
+					rc = tcp_conn_check(conn, true);
+					if (rc)
+						return rc;
+				}
+				continue;
+			}
+		}
+		n = recv(conn->fd, direct ? p + got : conn->rbuf + conn->rtail,
+			 direct		? len - got
+			 : gather	? sizeof(conn->rbuf) - conn->rtail
 			 : conn->nr_need_data || conn->large_icd ? TCP_RECV_DIRECT_MIN
 								 : sizeof(conn->rbuf),
 			 sleep ? 0 : MSG_DONTWAIT);
@@ -1323,7 +1434,7 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 			if (direct)
 				got += (size_t)n;
 			else
-				conn->rtail = (uint32_t)n;
+				conn->rtail += (uint32_t)n;
 			if (!conn->idle_since_ns)
 				continue;
 			now = ernic_now_ns();
@@ -1444,7 +1555,8 @@ static uint8_t *tcp_h2c_in_place(struct tcp_conn *conn, struct tcp_req *treq, ui
  * which comes only after tcp_req_exec(): the core executes every command with
  * data synchronously (only an AER is held, and it carries none). Otherwise
  * the data is read into the namespace itself (tcp_h2c_in_place()) or into the
- * slot's buffer, grown to it if need be; -ENOMEM when it cannot grow, before
+ * slot's buffer, grown to it if need be, or gathered in rbuf when the port's
+ * budget has no room for that; -ENOMEM when the system has none, before
  * anything of the data was read.
  */
 static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pad, uint32_t datal)
@@ -1452,6 +1564,7 @@ static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pa
 	uint32_t dd = conn->ddgst ? NVME_TCP_DIGEST_LEN : 0;
 	uint8_t *data = conn->rbuf + conn->rhead + pad;
 	uint32_t rcvd;
+	int rc;
 
 	if (conn->rtail - conn->rhead < pad + datal + dd) {
 		uint8_t *dst = tcp_h2c_in_place(conn, treq, datal);
@@ -1460,10 +1573,22 @@ static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pa
 			treq->h2c_buf = dst;
 			return tcp_recv_data(conn, dst, pad, datal);
 		}
-		if (tcp_req_buf_reserve(treq, datal))
-			return -ENOMEM;
-		treq->h2c_buf = treq->buf;
-		return tcp_recv_data(conn, treq->buf, pad, datal);
+		rc = tcp_req_buf_reserve(treq, datal);
+		if (!rc) {
+			treq->h2c_buf = treq->buf;
+			return tcp_recv_data(conn, treq->buf, pad, datal);
+		}
+		/*
+		 * No room in the port's budget: the data comes into rbuf, which
+		 * holds any in-capsule data, and the command runs from there. The
+		 * capsule cannot wait as an R2T's write does: its data is on its way.
+		 */
+		if (rc == -ENOMEM)
+			return rc;
+		rc = tcp_recv_full(conn, NULL, pad + datal + dd, false);
+		if (rc)
+			return rc;
+		data = conn->rbuf + conn->rhead + pad;
 	}
 	conn->rhead += pad + datal + dd;
 	treq->h2c_buf = data;
@@ -1637,24 +1762,100 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
 	    sgl->unkeyed.length && sgl->unkeyed.length <= tcp_req_buf_max(&conn->sq) && !ernic_req_check(&treq->req)) {
 		treq->h2c_buf = tcp_h2c_in_place(conn, treq, sgl->unkeyed.length);
-		if (!treq->h2c_buf) {
-			if (tcp_req_buf_reserve(treq, sgl->unkeyed.length)) {
-				tcp_req_put(conn, treq);
-				return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
-			}
-			treq->h2c_buf = treq->buf;
+		if (treq->h2c_buf)
+			return tcp_solicit(conn, treq);
+		/* Behind those already waiting, if any: a connection's waiters are served in order. */
+		rc = conn->buf_wait_head ? -ENOBUFS : tcp_req_buf_reserve(treq, sgl->unkeyed.length);
+		if (rc == -ENOBUFS)
+			return tcp_buf_wait(conn, treq, sgl->unkeyed.length);
+		if (rc) {
+			tcp_req_put(conn, treq);
+			return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
 		}
-		treq->state = TCP_REQ_NEED_DATA;
-		treq->r2t_len = sgl->unkeyed.length;
-		/*
-		 * Timed from now, not from pdu_start_ns: that is when the thread began to wait for the capsule,
-		 * which on a queue idle for longer than idle_timeout_ns would have the R2T expire at once.
-		 */
-		treq->h2c_wait_ns = ernic_now_ns();
-		conn->nr_need_data++;
-		return tcp_send_r2t(conn, treq);
+		treq->h2c_buf = treq->buf;
+		return tcp_solicit(conn, treq);
+	}
+	/*
+	 * A read whose data does not go from the namespace itself takes its
+	 * buffer now, while it can still wait for one; one that cannot have
+	 * it at all is failed by tcp_map_data() during exec.
+	 */
+	if (!datal && treq->req.sqe.opc == NVME_CMD_READ && conn->qid && sgl->unkeyed.length > treq->buf_size &&
+	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
+	    sgl->unkeyed.length <= tcp_req_buf_max(&conn->sq) && !ernic_req_c2h_in_place(&treq->req)) {
+		rc = conn->buf_wait_head ? -ENOBUFS : tcp_req_buf_reserve(treq, sgl->unkeyed.length);
+		if (rc == -ENOBUFS)
+			return tcp_buf_wait(conn, treq, sgl->unkeyed.length);
 	}
 	return tcp_req_exec(conn, treq);
+}
+
+/* Ask for a write's data (R2T), which lands at treq->h2c_buf. */
+static int tcp_solicit(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	treq->state = TCP_REQ_NEED_DATA;
+	treq->r2t_len = treq->req.sqe.dptr.unkeyed.length;
+	/*
+	 * Timed from now, not from pdu_start_ns: that is when the thread began to wait for the capsule,
+	 * which on a queue idle for longer than idle_timeout_ns would have the R2T expire at once.
+	 */
+	treq->h2c_wait_ns = ernic_now_ns();
+	conn->nr_need_data++;
+	return tcp_send_r2t(conn, treq);
+}
+
+/*
+ * The port's budget (ernic_tcp_port_opts.buf_budget) has no room for the
+ * buffer of this command, a write to be solicited or a read to execute: it
+ * waits, with nothing of it done yet and its slot taken, behind any other of
+ * the connection's, while the connection serves the rest. Buffers come back
+ * as other commands complete, on any queue of the port; the connection looks
+ * again at each PDU boundary, and every TCP_BUF_WAIT_POLL_MS while idle
+ * (tcp_recv_full()). SPDK's target queues such a request for its shared
+ * buffer pool alike; nvmet-tcp allocates without a bound.
+ */
+static int tcp_buf_wait(struct tcp_conn *conn, struct tcp_req *treq, uint32_t len)
+{
+	treq->state = TCP_REQ_NEED_BUF;
+	treq->buf_wait_len = len;
+	treq->next_buf_wait = NULL;
+	if (conn->buf_wait_tail)
+		conn->buf_wait_tail->next_buf_wait = treq;
+	else
+		conn->buf_wait_head = treq;
+	conn->buf_wait_tail = treq;
+	atomic_fetch_add_explicit(&conn->port->buf_waits, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* Give the connection's waiting commands their buffers while the budget has room, oldest first. */
+static int tcp_buf_wait_retry(struct tcp_conn *conn)
+{
+	struct tcp_req *treq;
+	int rc;
+
+	while ((treq = conn->buf_wait_head) != NULL) {
+		rc = tcp_req_buf_reserve(treq, treq->buf_wait_len);
+		if (rc == -ENOBUFS)
+			return 0;
+		conn->buf_wait_head = treq->next_buf_wait;
+		if (!conn->buf_wait_head)
+			conn->buf_wait_tail = NULL;
+		if (treq->req.sqe.opc == NVME_CMD_READ) {
+			rc = tcp_req_exec(conn, treq);
+		} else if (rc) {
+			struct nvme_sqe sqe = treq->req.sqe;
+
+			tcp_req_put(conn, treq);
+			rc = tcp_reject_cmd(conn, &sqe, 0, 0);
+		} else {
+			treq->h2c_buf = treq->buf;
+			rc = tcp_solicit(conn, treq);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int tcp_handle_h2c_data(struct tcp_conn *conn)
@@ -1789,8 +1990,7 @@ static int tcp_recv_pdu(struct tcp_conn *conn)
 static void tcp_conn_free(struct tcp_conn *conn)
 {
 	for (uint32_t i = 0; i < conn->nr_reqs; i++) {
-		atomic_fetch_sub_explicit(&conn->port->buf_bytes, conn->reqs[i].buf_size, memory_order_relaxed);
-		free(conn->reqs[i].buf);
+		tcp_req_buf_free(conn->port, &conn->reqs[i]);
 	}
 	free(conn->reqs);
 	for (int i = 0; i < 2; i++)
@@ -2017,6 +2217,7 @@ int ernic_tcp_port_create(struct ernic_target *tgt, const struct ernic_tcp_port_
 		       tcp_log_kind_name, TCP_LOG_NR, ERNIC_TCP_LOG_BURST);
 	port->maxh2cdata = maxh2cdata;
 	port->c2h_splice = opts && opts->c2h_splice;
+	port->buf_budget = opts && opts->buf_budget ? opts->buf_budget : ERNIC_TCP_BUF_BUDGET;
 	atomic_init(&port->raise_sends, opts && opts->raise_sends);
 	port->send_nice = opts ? opts->send_nice : 0;
 	port->places.max = opts && opts->max_connections ? opts->max_connections : ERNIC_TCP_MAX_CONNECTIONS;

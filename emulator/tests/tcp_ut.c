@@ -55,6 +55,7 @@ struct th {
 	uint16_t cid;
 	uint16_t cntlid;
 	bool saw_success; /* the last command completed by a C2HData SUCCESS flag */
+	struct nvme_tcp_r2t_pdu r2t_held[2]; /* R2Ts left open by th_budget_full() */
 	uint8_t pdu[PDU_MAX];
 };
 
@@ -1903,6 +1904,229 @@ static void test_a_slot_buffer_past_the_default_mdts_goes_with_its_command(void)
 	free(rbuf);
 }
 
+/* Nothing arrives on @fd for @ms milliseconds. */
+static bool quiet_for(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, ms) == 0;
+}
+
+/* Answer the R2T in th->pdu with @len bytes of @data, in th->h2c_chunk pieces. */
+static void th_answer_r2t(struct th *th, const uint8_t *data)
+{
+	const struct nvme_tcp_r2t_pdu r2t = *(const struct nvme_tcp_r2t_pdu *)th->pdu;
+
+	for (uint32_t off = r2t.r2to; off < r2t.r2to + r2t.r2tl; off += th->h2c_chunk) {
+		struct nvme_tcp_data_pdu pdu = { .hdr.type = NVME_TCP_H2C_DATA, .cccid = r2t.cccid, .ttag = r2t.ttag };
+
+		pdu.datao = off;
+		pdu.datal = MIN(th->h2c_chunk, r2t.r2to + r2t.r2tl - off);
+		if (off + pdu.datal == r2t.r2to + r2t.r2tl)
+			pdu.hdr.flags = NVME_TCP_F_DATA_LAST;
+		th_send_pdu(th, &pdu, sizeof(pdu), data + off, pdu.datal);
+	}
+}
+
+/*
+ * A file namespace (no data in place) behind a port whose budget holds two
+ * MDTS buffers, with two writes' R2Ts open: they hold all of it.
+ */
+static struct th *th_budget_full(uint8_t *wbuf, struct nvme_sqe *w, char *path, int *admin_fd)
+{
+	struct ernic_tcp_port_opts opts = { .buf_budget = 2 * ERNIC_MAX_XFER };
+	struct th *th;
+	int fd = mkstemp(path);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	g_ns_file = path;
+	th = th_setup_opts(&opts, NULL);
+	g_ns_file = NULL;
+	*admin_fd = th_io_queue_up(th, 0, 0);
+	fill(wbuf, 3 * ERNIC_MAX_XFER, 21);
+	for (int i = 0; i < 2; i++) {
+		w[i] = th_rw_sqe(NVME_CMD_WRITE, (uint64_t)i * ERNIC_MAX_XFER / BS, ERNIC_MAX_XFER);
+		th_cmd_send(th, &w[i], NULL, ERNIC_MAX_XFER, 0, false);
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_R2T);
+		CU_ASSERT(((struct nvme_tcp_r2t_pdu *)th->pdu)->cccid == w[i].cid);
+		memcpy(&th->r2t_held[i], th->pdu, sizeof(th->r2t_held[i]));
+	}
+	return th;
+}
+
+/* Answer held R2T @i; its write completes with success. */
+static void th_budget_release(struct th *th, const uint8_t *wbuf, int i)
+{
+	memcpy(th->pdu, &th->r2t_held[i], sizeof(th->r2t_held[i]));
+	th_answer_r2t(th, wbuf);
+}
+
+static void th_budget_done(struct th *th, char *path, int admin_fd)
+{
+	struct ernic_tcp_buf_stats bs;
+
+	/* Idle, the slots keep buffers only up to half the budget. */
+	ernic_tcp_port_buf_stats(th->port, &bs);
+	CU_ASSERT(bs.grown <= bs.budget / 2);
+	close(admin_fd);
+	th_teardown(th);
+	unlink(path);
+}
+
+static void test_a_write_past_the_buffer_budget_gets_its_r2t_once_another_gives_its_buffer_back(void)
+{
+	uint8_t *wbuf = malloc(3 * ERNIC_MAX_XFER), *rbuf = calloc(1, 3 * ERNIC_MAX_XFER);
+	char path[] = "/tmp/ernic-tcp-ut-XXXXXX";
+	struct ernic_tcp_buf_stats bs;
+	struct nvme_sqe w[3];
+	bool rsp0 = false, r2t2 = false;
+	int admin_fd;
+	struct th *th;
+
+	CU_ASSERT_FATAL(wbuf && rbuf);
+	th = th_budget_full(wbuf, w, path, &admin_fd);
+	w[2] = th_rw_sqe(NVME_CMD_WRITE, 2 * ERNIC_MAX_XFER / BS, ERNIC_MAX_XFER);
+	th_cmd_send(th, &w[2], NULL, ERNIC_MAX_XFER, 0, false);
+	/* No R2T for the third while the budget is held. */
+	CU_ASSERT(quiet_for(th->fd, 300));
+	ernic_tcp_port_buf_stats(th->port, &bs);
+	CU_ASSERT_EQUAL(bs.waits, 1);
+	CU_ASSERT_EQUAL(bs.grown, bs.budget);
+	/* The first write's data: it completes, its buffer goes back, the third is solicited. */
+	th_budget_release(th, wbuf, 0);
+	for (int n = 0; n < 2; n++) {
+		int type = th_recv_pdu(th);
+
+		if (type == NVME_TCP_RSP) {
+			CU_ASSERT(((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe.cid == w[0].cid);
+			CU_ASSERT(th_rsp_status(th) == 0);
+			rsp0 = true;
+		} else {
+			CU_ASSERT_FATAL(type == NVME_TCP_R2T);
+			CU_ASSERT(((struct nvme_tcp_r2t_pdu *)th->pdu)->cccid == w[2].cid);
+			th_answer_r2t(th, wbuf + 2 * ERNIC_MAX_XFER);
+			r2t2 = true;
+		}
+	}
+	CU_ASSERT(rsp0 && r2t2);
+	th_budget_release(th, wbuf + ERNIC_MAX_XFER, 1);
+	for (int n = 0; n < 2; n++) {
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+		CU_ASSERT(th_rsp_status(th) == 0);
+	}
+	/* Every block as written. */
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT(th_rw(th, NVME_CMD_READ, (uint64_t)i * ERNIC_MAX_XFER / BS, rbuf + i * ERNIC_MAX_XFER,
+				ERNIC_MAX_XFER, false) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, 3 * ERNIC_MAX_XFER));
+	th_budget_done(th, path, admin_fd);
+	free(wbuf);
+	free(rbuf);
+}
+
+static void test_a_read_past_the_buffer_budget_executes_once_a_write_gives_its_buffer_back(void)
+{
+	uint8_t *wbuf = malloc(3 * ERNIC_MAX_XFER), *rbuf = calloc(1, ERNIC_MAX_XFER);
+	char path[] = "/tmp/ernic-tcp-ut-XXXXXX";
+	struct ernic_tcp_buf_stats bs;
+	struct nvme_sqe w[2], r;
+	uint32_t got = 0;
+	int admin_fd;
+	struct th *th;
+
+	CU_ASSERT_FATAL(wbuf && rbuf);
+	th = th_budget_full(wbuf, w, path, &admin_fd);
+	r = th_rw_sqe(NVME_CMD_READ, 0, ERNIC_MAX_XFER);
+	th_cmd_send(th, &r, NULL, 0, ERNIC_MAX_XFER, false);
+	CU_ASSERT(quiet_for(th->fd, 300));
+	ernic_tcp_port_buf_stats(th->port, &bs);
+	CU_ASSERT_EQUAL(bs.waits, 1);
+	/* The write to the read's blocks completes first; the read then sees its data. */
+	th_budget_release(th, wbuf, 0);
+	while (got < ERNIC_MAX_XFER) {
+		int type = th_recv_pdu(th);
+		const struct nvme_tcp_data_pdu *data = (const struct nvme_tcp_data_pdu *)th->pdu;
+
+		if (type == NVME_TCP_RSP) {
+			CU_ASSERT(((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe.cid == w[0].cid);
+			continue;
+		}
+		CU_ASSERT_FATAL(type == NVME_TCP_C2H_DATA);
+		CU_ASSERT_FATAL(data->cccid == r.cid && data->datao == got);
+		memcpy(rbuf + got, th->pdu + data->hdr.pdo, data->datal);
+		got += data->datal;
+	}
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	CU_ASSERT(((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe.cid == r.cid);
+	CU_ASSERT(th_rsp_status(th) == 0);
+	CU_ASSERT(!memcmp(wbuf, rbuf, ERNIC_MAX_XFER));
+	th_budget_release(th, wbuf + ERNIC_MAX_XFER, 1);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == 0);
+	th_budget_done(th, path, admin_fd);
+	free(wbuf);
+	free(rbuf);
+}
+
+/* In-capsule data is on its way already: with no room in the budget it is gathered in the receive buffer. */
+static void test_an_in_capsule_write_with_the_buffer_budget_held_still_completes(void)
+{
+	uint8_t *wbuf = malloc(3 * ERNIC_MAX_XFER), *rbuf = calloc(1, ERNIC_MAX_XFER);
+	char path[] = "/tmp/ernic-tcp-ut-XXXXXX";
+	struct ernic_tcp_buf_stats bs;
+	struct nvme_sqe w[2];
+	int admin_fd;
+	struct th *th;
+
+	CU_ASSERT_FATAL(wbuf && rbuf);
+	th = th_budget_full(wbuf, w, path, &admin_fd);
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 2 * ERNIC_MAX_XFER / BS, wbuf + 2 * ERNIC_MAX_XFER, ERNIC_MAX_XFER, true) ==
+		  0);
+	ernic_tcp_port_buf_stats(th->port, &bs);
+	CU_ASSERT_EQUAL(bs.waits, 0);
+	CU_ASSERT_EQUAL(bs.grown, bs.budget);
+	for (int i = 0; i < 2; i++) {
+		th_budget_release(th, wbuf + i * ERNIC_MAX_XFER, i);
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+		CU_ASSERT(th_rsp_status(th) == 0);
+	}
+	CU_ASSERT(th_rw(th, NVME_CMD_READ, 2 * ERNIC_MAX_XFER / BS, rbuf, ERNIC_MAX_XFER, false) == 0);
+	CU_ASSERT(!memcmp(wbuf + 2 * ERNIC_MAX_XFER, rbuf, ERNIC_MAX_XFER));
+	th_budget_done(th, path, admin_fd);
+	free(wbuf);
+	free(rbuf);
+}
+
+/* Under mdts=0 a transfer may need more than half the budget, which kept buffers may never leave free. */
+static void test_a_transfer_over_half_the_buffer_budget_is_internal_error_not_a_wait(void)
+{
+	struct ernic_tcp_port_opts opts = { .buf_budget = 2 * ERNIC_MAX_XFER };
+	char path[] = "/tmp/ernic-tcp-ut-XXXXXX";
+	static uint8_t wbuf[ERNIC_MAX_XFER];
+	struct ernic_tcp_buf_stats bs;
+	int fd = mkstemp(path), admin_fd;
+	struct th *th;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	g_ns_file = path;
+	g_mdts = 0;
+	th = th_setup_opts(&opts, NULL);
+	g_ns_file = NULL;
+	g_mdts = ERNIC_MDTS;
+	admin_fd = th_io_queue_up(th, 0, 0);
+	CU_ASSERT_FATAL(th_write_capsule(th, 1, 0, 2 * ERNIC_MAX_XFER / BS, 2 * ERNIC_MAX_XFER) == NVME_TCP_RSP);
+	CU_ASSERT(th_rsp_status(th) == NVME_SC_INTERNAL);
+	ernic_tcp_port_buf_stats(th->port, &bs);
+	CU_ASSERT_EQUAL(bs.waits, 0);
+	/* Half the budget is allowed. */
+	CU_ASSERT(th_rw(th, NVME_CMD_WRITE, 0, wbuf, ERNIC_MAX_XFER, false) == 0);
+	close(admin_fd);
+	th_teardown(th);
+	unlink(path);
+}
+
 /*
  * mdts=0 is no limit over TCP: a 4 MiB write and read each go in one command
  * (nvme-cli passthrough sends such), the slot's buffer growing to it; mdts=1
@@ -3137,6 +3361,10 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_a_burst_of_newcomers_evicts_at_most_as_many_as_there_are_places),
 	UT_CASE(test_discovery_queues_hold_at_most_half_the_places),
 	UT_CASE(test_a_slot_buffer_past_the_default_mdts_goes_with_its_command),
+	UT_CASE(test_a_write_past_the_buffer_budget_gets_its_r2t_once_another_gives_its_buffer_back),
+	UT_CASE(test_a_read_past_the_buffer_budget_executes_once_a_write_gives_its_buffer_back),
+	UT_CASE(test_an_in_capsule_write_with_the_buffer_budget_held_still_completes),
+	UT_CASE(test_a_transfer_over_half_the_buffer_budget_is_internal_error_not_a_wait),
 	UT_CASE(test_idle_socket_that_never_sends_is_closed),
 	UT_CASE(test_busy_socket_that_never_connects_is_closed),
 	UT_CASE(test_half_pdu_header_on_connected_queue_is_closed),

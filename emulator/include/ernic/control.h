@@ -75,6 +75,8 @@ void ernic_control_tcp_wait_stats(struct ernic_control *ctl, struct ernic_tcp_wa
 void ernic_control_tcp_tx_stats(struct ernic_control *ctl, struct ernic_tcp_tx_stats *s);
 /* What every listener's NVMe/TCP command slots hold in data buffers now (ernic_tcp_port_buf_bytes), summed. */
 uint64_t ernic_control_tcp_buf_bytes(struct ernic_control *ctl);
+/* Every listener's NVMe/TCP data buffers against its budget (ernic_tcp_port_buf_stats), summed. */
+void ernic_control_tcp_buf_stats(struct ernic_control *ctl, struct ernic_tcp_buf_stats *s);
 
 #ifdef __cplusplus
 }

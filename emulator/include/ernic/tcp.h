@@ -84,6 +84,15 @@ struct ernic_tcp_wait_stats {
  * and three I/O queues each.
  */
 #define ERNIC_TCP_MAX_CONNECTIONS 256
+/*
+ * What a port's command slots may hold at once in data buffers grown past
+ * their first 8 KiB: those of reads and writes of namespaces whose data does
+ * not move in place (a file's; a RAM namespace's reads and writes move
+ * through none). Without such a bound a host could make the port hold
+ * ERNIC_TCP_MAX_CONNECTIONS queues of ERNIC_MAX_QUEUE_SIZE slots of an MDTS
+ * transfer each, 4 GiB at the defaults.
+ */
+#define ERNIC_TCP_BUF_BUDGET (1ull << 30)
 /* Time to complete ICReq and Connect, or to finish a PDU once started. */
 #define ERNIC_TCP_IDLE_TIMEOUT_MS 10000
 /*
@@ -134,6 +143,13 @@ struct ernic_tcp_wait_stats {
  *	TCP_RAISE_MIN). Where the system refuses (no CAP_SYS_NICE), the port
  *	logs it once and sends at the thread's own nice
  * @send_nice: -20..19; a thread already at or above it is left alone
+ * @buf_budget: bytes of grown slot buffers the port holds at most (0:
+ *	ERNIC_TCP_BUF_BUDGET). A write whose R2T would pass it waits, unsolicited,
+ *	and a read waits before it executes, until other commands give buffers
+ *	back; the connection goes on receiving meanwhile, and a slot keeps its
+ *	buffer for its next command only while less than half the budget is
+ *	held. A transfer larger than half the budget completes with Internal
+ *	Error, as one the system has no memory for does
  */
 struct ernic_tcp_port_opts {
 	FILE *log;
@@ -147,6 +163,7 @@ struct ernic_tcp_port_opts {
 	bool c2h_splice;
 	bool raise_sends;
 	int send_nice;
+	uint64_t buf_budget;
 };
 
 /* A port of @tgt that does not listen yet. Returns 0 or -errno. */
@@ -191,6 +208,19 @@ void ernic_tcp_port_wait_stats(struct ernic_tcp_port *port, struct ernic_tcp_wai
  * next command, and frees a larger one with its command.
  */
 uint64_t ernic_tcp_port_buf_bytes(struct ernic_tcp_port *port);
+/*
+ * struct ernic_tcp_buf_stats - the port's data buffers against its budget
+ * @grown: bytes held in buffers grown past a slot's first 8 KiB now
+ * @budget: the most @grown may reach (ernic_tcp_port_opts.buf_budget)
+ * @waits: commands that waited for a buffer so far
+ */
+struct ernic_tcp_buf_stats {
+	uint64_t grown;
+	uint64_t budget;
+	uint64_t waits;
+};
+/* Safe at any time from any thread. */
+void ernic_tcp_port_buf_stats(struct ernic_tcp_port *port, struct ernic_tcp_buf_stats *s);
 /* Stop (with a short grace) and free. */
 void ernic_tcp_port_destroy(struct ernic_tcp_port *port);
 
