@@ -86,11 +86,11 @@ struct ernic_tcp_wait_stats {
 #define ERNIC_TCP_MAX_CONNECTIONS 256
 /*
  * What a port's command slots may hold at once in data buffers grown past
- * their first 8 KiB: those of reads and writes of namespaces whose data does
- * not move in place (a file's; a RAM namespace's reads and writes move
- * through none). Without such a bound a host could make the port hold
- * ERNIC_TCP_MAX_CONNECTIONS queues of ERNIC_MAX_QUEUE_SIZE slots of an MDTS
- * transfer each, 4 GiB at the defaults.
+ * their first 8 KiB: those of reads and writes whose data does not move in
+ * place (a file namespace's; of a RAM namespace's, only writes under 16 KiB
+ * and any I/O under a data digest). Without such a bound a host could make
+ * the port hold ERNIC_TCP_MAX_CONNECTIONS queues of ERNIC_MAX_QUEUE_SIZE
+ * slots of an MDTS transfer each, 4 GiB at the defaults.
  */
 #define ERNIC_TCP_BUF_BUDGET (1ull << 30)
 /* Time to complete ICReq and Connect, or to finish a PDU once started. */
