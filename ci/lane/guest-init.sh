@@ -9,7 +9,8 @@
 # verify; with both targets connected, taking turns round by round: paired_rounds), a reconnect with header and
 # data digests and the integrity case again, disconnect. ernicd also has its
 # id-ctrl fields checked against the emulator's, a file namespace checked, 20 connect/disconnect rounds with its
-# counters back at rest, and a second instance started with queues=8 for the queue_count check at C=8.
+# counters back at rest, a second instance started with queues=8 for the queue_count check at C=8, and a third
+# with a file namespace and --buffer-budget 1M under 128 KiB writes at depth 32 and their verify.
 # When the initramfs also has /bin/ernicd-b (ci/lane/run.sh, LANE_ERNICD_B: a second build of ernicd), it serves
 # namespace 1 alike on 127.0.0.1:4424 and joins the suite rounds as a third target (phase ernicd-b), so that two
 # builds are compared in one guest, each round against the same nvmet-tcp round; it has no other checks.
@@ -57,6 +58,7 @@ PORT_MAIN=4420
 PORT_Q8=4421
 PORT_NVMET=4422 # nvmet-tcp's, while it and ernicd take turns at the suite cases (paired_rounds)
 PORT_ERNICD_B=4424
+PORT_BUDGET=4425 # ernicd with a file namespace and --buffer-budget 1M (ernicd_close)
 NVMET_DEV=""    # namespace 1 of each target in the suite rounds; empty: that phase left out
 ERNICD_DEV=""
 ERNICD_B_DEV=""
@@ -64,6 +66,7 @@ NQN_NVMET=nqn.2024-01.org.ernic:lane-nvmet
 NQN_ERNICD=nqn.2024-01.org.ernic:lane-ernicd
 NQN_ERNICD_B=nqn.2024-01.org.ernic:lane-ernicd-b
 NQN_ERNICD_Q8=nqn.2024-01.org.ernic:lane-ernicd-q8
+NQN_ERNICD_BUDGET=nqn.2024-01.org.ernic:lane-ernicd-budget
 QUEUES=4 # I/O queues each target is configured with (C)
 NS_SIZE=128M # namespace 1 of both targets
 # suites/run cases, identical for both targets; the ratios ernicd / nvmet-tcp are taken case by case.
@@ -106,6 +109,7 @@ finish() { # finish MARKER-TEXT: the single marker line, then power off
 	if [ -n "$WATCHDOG" ]; then kill "$WATCHDOG" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_PID:-}" ]; then kill -TERM "$ERNICD_PID" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_Q8_PID:-}" ]; then kill -TERM "$ERNICD_Q8_PID" 2>/dev/null || true; fi
+	if [ -n "${ERNICD_BUDGET_PID:-}" ]; then kill -TERM "$ERNICD_BUDGET_PID" 2>/dev/null || true; fi
 	if [ -n "${ERNICD_B_PID:-}" ]; then kill -TERM "$ERNICD_B_PID" 2>/dev/null || true; fi
 	outbox_write || echo "lane: writing the outbox to $OUTBOX failed" >/dev/console
 	sync
@@ -154,6 +158,10 @@ fail() {
 	if [ "$PHASE" = ernicd ] && [ -s "$RESULTS/ernicd-q8.log" ]; then
 		echo "lane: last lines of the queues=8 ernicd's stderr:" >/dev/console
 		tail -n 20 "$RESULTS/ernicd-q8.log" | sed 's/^/  ernicd-q8: /' >/dev/console
+	fi
+	if [ "$PHASE" = ernicd ] && [ -s "$RESULTS/ernicd-budget.log" ]; then
+		echo "lane: last lines of the --buffer-budget ernicd's stderr:" >/dev/console
+		tail -n 20 "$RESULTS/ernicd-budget.log" | sed 's/^/  ernicd-budget: /' >/dev/console
 	fi
 	finish "FAIL $PHASE: $*"
 }
@@ -830,6 +838,7 @@ ERNICD_STATS=$RESULTS/ernicd-stats.json
 ERNICD_LOG=$RESULTS/ernicd.log # stderr of the ernicd that ERNICD_PID names
 ERNICD_PID=""
 ERNICD_Q8_PID=""
+ERNICD_BUDGET_PID=""
 
 ernicd_stats() { # ernicd_stats TAG: SIGUSR1, then ernicd's counters JSON in $ERNICD_STATS
 	# The JSON is read from the --stats file, or else from a new one-line JSON object on ernicd's stderr.
@@ -986,6 +995,42 @@ ernicd_close() {
 	pid=$ERNICD_Q8_PID
 	ERNICD_Q8_PID=""
 	stop_ernicd "$pid" "ernicd (queues=8)"
+
+	# A third instance, its namespace a file and its --buffer-budget 1M (eight 128 KiB buffers), under 128 KiB
+	# writes at depth 32, every block then read back and checked: the Linux host sends each write in its
+	# capsule, which finds no buffer once the budget is held and is gathered in the receive buffer; the reads
+	# wait for buffers before they execute. Every block must come back as written, and ernicd must count waits.
+	echo "ernicd buffer budget" >/run/lane-step
+	PORT=$PORT_BUDGET
+	truncate -s 64M /tmp/ernicd-budget.img || fail "cannot create namespace file"
+	set -- --listen "$ADDR:$PORT" --nqn "$NQN_ERNICD_BUDGET" \
+		--backend "nvmeof:size=64M,bs=4096,file=/tmp/ernicd-budget.img" --buffer-budget 1M \
+		--stats "$RESULTS/ernicd-budget-stats.json"
+	log "ernicd $*"
+	ernicd "$@" 2>"$RESULTS/ernicd-budget.log" &
+	ERNICD_BUDGET_PID=$!
+	wait_listen "$ERNICD_BUDGET_PID"
+	connect "$NQN_ERNICD_BUDGET"
+	a=0
+	fio --name=budget --filename="$DEV" --rw=randwrite --bs=128k --size=32m --direct=1 --ioengine=libaio \
+		--iodepth=32 --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=json \
+		--output="$RESULTS/fio-budget.json" >"$RESULTS/fio-budget.out" 2>&1 || a=$?
+	n=$(jq -r '"\(.jobs[0].error) \(.jobs[0].write.io_bytes) \(.jobs[0].read.io_bytes)"' "$RESULTS/fio-budget.json" \
+		2>/dev/null || echo none)
+	if [ "$a" -ne 0 ] || [ "$n" != "0 33554432 33554432" ]; then
+		cat "$RESULTS/fio-budget.out"
+		fail "128 KiB writes and their verify under --buffer-budget 1M: fio exit $a, error, written, read: $n"
+	fi
+	disconnect "$NQN_ERNICD_BUDGET"
+	pid=$ERNICD_BUDGET_PID
+	ERNICD_BUDGET_PID=""
+	stop_ernicd "$pid" "ernicd (--buffer-budget 1M)"
+	m=$(jq -r '"\(.tcp_buf.waits) \(.tcp_buf.budget)"' "$RESULTS/ernicd-budget-stats.json" 2>/dev/null || echo none)
+	case "$m" in
+	"0 "* | none | null* | *" null") fail "--buffer-budget 1M: no command waited for a buffer (tcp_buf: $m)" ;;
+	esac
+	log "--buffer-budget 1M: 32 MiB of 128 KiB writes at depth 32 and their verify passed;" \
+		"commands that waited for a buffer, and the budget: $m"
 	PORT=$port_main
 
 	echo "ernicd stop" >/run/lane-step
