@@ -36,7 +36,7 @@ static void fuzz_tcp_setup(void)
 	/* FUZZ_TRACE=1 logs every connect, refusal and fatal error: to see what a seed reaches. */
 	/*
 	 * A buffer budget of two MDTS buffers: a few writes by R2T of more than a slot's first 8 KiB fill it, so
-	 * inputs reach the waits for a buffer (tcp_buf_wait()) and in-capsule data gathered in rbuf.
+	 * inputs reach the waits for a buffer (tcp_req_buf_in_turn()) and in-capsule data gathered in rbuf.
 	 */
 	struct ernic_tcp_port_opts opts = { .log = getenv("FUZZ_TRACE") ? stderr : NULL,
 					    .buf_budget = 2 * ERNIC_MAX_XFER };

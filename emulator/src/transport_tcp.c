@@ -14,7 +14,7 @@
  *    executed once the last one arrived. Other capsules keep being served in
  *    the meantime. Where the data needs a buffer of the port's (not landing
  *    in place) and the port's budget has none free, the R2T waits for one
- *    (tcp_buf_wait()), as does such a read's exec.
+ *    (tcp_req_buf_in_turn()), as does such a read's exec.
  *  - controller to host: map_data hands the core a per-request buffer that is
  *    then sent as C2HData PDUs, the last one carrying SUCCESS instead of a
  *    CapsuleResp when the host disabled SQ flow control. A read of a RAM
@@ -84,7 +84,7 @@
  */
 #define TCP_RBUF_SIZE (160 * 1024)
 /* Any capsule's data, padding and digest fit in rbuf (tcp_recv_icd() gathers it there when buffers are short). */
-_Static_assert(TCP_RBUF_SIZE >= ERNIC_TCP_IN_CAPSULE_DATA + 256 + 4, "rbuf holds in-capsule data");
+_Static_assert(TCP_RBUF_SIZE >= ERNIC_TCP_IN_CAPSULE_DATA + TCP_MAX_PAD + NVME_TCP_DIGEST_LEN, "rbuf holds in-capsule data");
 /*
  * Data at least this long is received straight into its buffer instead of
  * through rbuf. While an R2T is outstanding, or the host sends writes with
@@ -165,7 +165,7 @@ _Static_assert(TCP_RBUF_SIZE >= ERNIC_TCP_IN_CAPSULE_DATA + 256 + 4, "rbuf holds
  * (tcp_req_buf_reserve()).
  */
 #define TCP_REQ_BUF_SMALL (8u * 1024)
-/* How often an idle connection with commands waiting for a buffer looks for one (tcp_buf_wait()). */
+/* How often an idle connection with commands waiting for a buffer looks for one (tcp_req_buf_in_turn()). */
 #define TCP_BUF_WAIT_POLL_MS 1
 /* Bounds a send to a host that stopped reading, so shutdown cannot hang on it. */
 #define TCP_SEND_TIMEOUT_S 10
@@ -182,7 +182,7 @@ _Static_assert(TCP_RBUF_SIZE >= ERNIC_TCP_IN_CAPSULE_DATA + 256 + 4, "rbuf holds
 
 enum tcp_req_state {
 	TCP_REQ_FREE,
-	TCP_REQ_NEED_BUF,  /* waits for a buffer within the port's budget (tcp_buf_wait()) */
+	TCP_REQ_NEED_BUF,  /* waits for a buffer within the port's budget (tcp_req_buf_in_turn()) */
 	TCP_REQ_NEED_DATA, /* R2T sent, H2CData arriving */
 	TCP_REQ_EXECUTING, /* in the core, or held there (AER) */
 };
@@ -220,7 +220,6 @@ struct tcp_req {
 	/* A sampled command's stamps (req.stamps points here); untouched otherwise */
 	struct ernic_stage_stamps stamps;
 	struct ernic_trace_rec rec;
-	uint32_t buf_wait_len; /* NEED_BUF: the buffer it waits for */
 	struct tcp_req *next_free;
 	struct tcp_req *next_done;     /* on tcp_conn.done */
 	struct tcp_req *next_buf_wait; /* on tcp_conn.buf_wait_head */
@@ -266,7 +265,7 @@ struct tcp_conn {
 
 	/* Receive side: the connection thread only */
 	uint32_t nr_need_data;
-	/* Commands waiting for a buffer, oldest first (tcp_buf_wait()) */
+	/* Commands waiting for a buffer, oldest first (tcp_req_buf_in_turn()) */
 	struct tcp_req *buf_wait_head, *buf_wait_tail;
 	bool large_icd; /* the last capsule carried TCP_RECV_DIRECT_MIN or more of data (tcp_handle_cmd()) */
 	int own_nice;	/* the connection thread's nice as it started, where a raised send returns (TCP_RAISE_MIN) */
@@ -331,8 +330,6 @@ static uint16_t tcp_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint3
 static void tcp_complete(struct ernic_req *req);
 static uint16_t tcp_admit_discovery(struct ernic_sq *sq);
 static int tcp_buf_wait_retry(struct tcp_conn *conn);
-static int tcp_solicit(struct tcp_conn *conn, struct tcp_req *treq);
-static int tcp_buf_wait(struct tcp_conn *conn, struct tcp_req *treq, uint32_t len);
 
 static const struct ernic_transport_ops tcp_ops = {
 	.name = "tcp",
@@ -845,7 +842,7 @@ static inline uint64_t tcp_buf_grown(uint64_t size)
 /*
  * A slot's buffer grows from @from to @to grown bytes (tcp_buf_grown()):
  * -ENOBUFS while that would take the port past its budget (the command may
- * wait: tcp_buf_wait()), -E2BIG for a buffer of more than half the budget,
+ * wait: tcp_req_buf_in_turn()), -E2BIG for a buffer of more than half the budget,
  * which idle slots' buffers may keep from ever being free
  * (tcp_req_put_locked()).
  */
@@ -890,7 +887,7 @@ static void tcp_req_put_locked(struct tcp_conn *conn, struct tcp_req *treq)
 	 * idle queue, where nvmet frees a command's buffer with the command.
 	 * Nor is any grown buffer once half the port's budget is held: what
 	 * idle slots keep then stays under half of it, so the commands in
-	 * flight always have the other half to wait for (tcp_buf_wait()).
+	 * flight always have the other half to wait for (tcp_req_buf_in_turn()).
 	 */
 	if (ERNIC_UNLIKELY(treq->buf_size > TCP_REQ_BUF_SMALL) &&
 	    (treq->buf_size > ERNIC_MAX_XFER ||
@@ -1718,6 +1715,79 @@ static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uin
 	return rc;
 }
 
+/* Ask for a write's data (R2T), which lands at treq->h2c_buf. */
+static int tcp_solicit(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	treq->state = TCP_REQ_NEED_DATA;
+	treq->r2t_len = treq->req.sqe.dptr.unkeyed.length;
+	/*
+	 * Timed from now, not from pdu_start_ns: that is when the thread began to wait for the capsule,
+	 * which on a queue idle for longer than idle_timeout_ns would have the R2T expire at once.
+	 */
+	treq->h2c_wait_ns = ernic_now_ns();
+	conn->nr_need_data++;
+	return tcp_send_r2t(conn, treq);
+}
+
+/*
+ * The slot's buffer for the data its SGL describes, a write's to be solicited
+ * or a read's to execute, taken in turn: behind the connection's commands
+ * already waiting, if any. When the port's budget (ernic_tcp_port_opts.buf_budget)
+ * has no room for it, the command waits, with nothing of it done yet and its
+ * slot taken, while the connection serves the rest, and this returns
+ * -ENOBUFS. Buffers come back as other commands complete, on any queue of the
+ * port; the connection looks again at each PDU boundary, and every
+ * TCP_BUF_WAIT_POLL_MS while idle (tcp_recv_full(), tcp_buf_wait_retry()).
+ * SPDK's target queues such a request for its shared buffer pool alike;
+ * nvmet-tcp allocates without a bound. Else as tcp_req_buf_reserve().
+ */
+static int tcp_req_buf_in_turn(struct tcp_conn *conn, struct tcp_req *treq)
+{
+	int rc = conn->buf_wait_head ? -ENOBUFS : tcp_req_buf_reserve(treq, treq->req.sqe.dptr.unkeyed.length);
+
+	if (rc != -ENOBUFS)
+		return rc;
+	treq->state = TCP_REQ_NEED_BUF;
+	treq->next_buf_wait = NULL;
+	if (conn->buf_wait_tail)
+		conn->buf_wait_tail->next_buf_wait = treq;
+	else
+		conn->buf_wait_head = treq;
+	conn->buf_wait_tail = treq;
+	atomic_fetch_add_explicit(&conn->port->buf_waits, 1, memory_order_relaxed);
+	return rc;
+}
+
+/* Give the connection's waiting commands their buffers while the budget has room, oldest first. */
+static int tcp_buf_wait_retry(struct tcp_conn *conn)
+{
+	struct tcp_req *treq;
+	int rc;
+
+	while ((treq = conn->buf_wait_head) != NULL) {
+		rc = tcp_req_buf_reserve(treq, treq->req.sqe.dptr.unkeyed.length);
+		if (rc == -ENOBUFS)
+			return 0;
+		conn->buf_wait_head = treq->next_buf_wait;
+		if (!conn->buf_wait_head)
+			conn->buf_wait_tail = NULL;
+		if (treq->req.sqe.opc == NVME_CMD_READ) {
+			rc = tcp_req_exec(conn, treq);
+		} else if (rc) {
+			struct nvme_sqe sqe = treq->req.sqe;
+
+			tcp_req_put(conn, treq);
+			rc = tcp_reject_cmd(conn, &sqe, 0, 0);
+		} else {
+			treq->h2c_buf = treq->buf;
+			rc = tcp_solicit(conn, treq);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int tcp_handle_cmd(struct tcp_conn *conn)
 {
 	const struct nvme_tcp_cmd_pdu *pdu = (const void *)conn->hdr;
@@ -1764,10 +1834,9 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 		treq->h2c_buf = tcp_h2c_in_place(conn, treq, sgl->unkeyed.length);
 		if (treq->h2c_buf)
 			return tcp_solicit(conn, treq);
-		/* Behind those already waiting, if any: a connection's waiters are served in order. */
-		rc = conn->buf_wait_head ? -ENOBUFS : tcp_req_buf_reserve(treq, sgl->unkeyed.length);
+		rc = tcp_req_buf_in_turn(conn, treq);
 		if (rc == -ENOBUFS)
-			return tcp_buf_wait(conn, treq, sgl->unkeyed.length);
+			return 0;
 		if (rc) {
 			tcp_req_put(conn, treq);
 			return tcp_reject_cmd(conn, &pdu->cmd, 0, 0);
@@ -1782,80 +1851,10 @@ static int tcp_handle_cmd(struct tcp_conn *conn)
 	 */
 	if (!datal && treq->req.sqe.opc == NVME_CMD_READ && conn->qid && sgl->unkeyed.length > treq->buf_size &&
 	    sgl->id == NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT) &&
-	    sgl->unkeyed.length <= tcp_req_buf_max(&conn->sq) && !ernic_req_c2h_in_place(&treq->req)) {
-		rc = conn->buf_wait_head ? -ENOBUFS : tcp_req_buf_reserve(treq, sgl->unkeyed.length);
-		if (rc == -ENOBUFS)
-			return tcp_buf_wait(conn, treq, sgl->unkeyed.length);
-	}
+	    sgl->unkeyed.length <= tcp_req_buf_max(&conn->sq) && !ernic_req_c2h_in_place(&treq->req) &&
+	    tcp_req_buf_in_turn(conn, treq) == -ENOBUFS)
+		return 0;
 	return tcp_req_exec(conn, treq);
-}
-
-/* Ask for a write's data (R2T), which lands at treq->h2c_buf. */
-static int tcp_solicit(struct tcp_conn *conn, struct tcp_req *treq)
-{
-	treq->state = TCP_REQ_NEED_DATA;
-	treq->r2t_len = treq->req.sqe.dptr.unkeyed.length;
-	/*
-	 * Timed from now, not from pdu_start_ns: that is when the thread began to wait for the capsule,
-	 * which on a queue idle for longer than idle_timeout_ns would have the R2T expire at once.
-	 */
-	treq->h2c_wait_ns = ernic_now_ns();
-	conn->nr_need_data++;
-	return tcp_send_r2t(conn, treq);
-}
-
-/*
- * The port's budget (ernic_tcp_port_opts.buf_budget) has no room for the
- * buffer of this command, a write to be solicited or a read to execute: it
- * waits, with nothing of it done yet and its slot taken, behind any other of
- * the connection's, while the connection serves the rest. Buffers come back
- * as other commands complete, on any queue of the port; the connection looks
- * again at each PDU boundary, and every TCP_BUF_WAIT_POLL_MS while idle
- * (tcp_recv_full()). SPDK's target queues such a request for its shared
- * buffer pool alike; nvmet-tcp allocates without a bound.
- */
-static int tcp_buf_wait(struct tcp_conn *conn, struct tcp_req *treq, uint32_t len)
-{
-	treq->state = TCP_REQ_NEED_BUF;
-	treq->buf_wait_len = len;
-	treq->next_buf_wait = NULL;
-	if (conn->buf_wait_tail)
-		conn->buf_wait_tail->next_buf_wait = treq;
-	else
-		conn->buf_wait_head = treq;
-	conn->buf_wait_tail = treq;
-	atomic_fetch_add_explicit(&conn->port->buf_waits, 1, memory_order_relaxed);
-	return 0;
-}
-
-/* Give the connection's waiting commands their buffers while the budget has room, oldest first. */
-static int tcp_buf_wait_retry(struct tcp_conn *conn)
-{
-	struct tcp_req *treq;
-	int rc;
-
-	while ((treq = conn->buf_wait_head) != NULL) {
-		rc = tcp_req_buf_reserve(treq, treq->buf_wait_len);
-		if (rc == -ENOBUFS)
-			return 0;
-		conn->buf_wait_head = treq->next_buf_wait;
-		if (!conn->buf_wait_head)
-			conn->buf_wait_tail = NULL;
-		if (treq->req.sqe.opc == NVME_CMD_READ) {
-			rc = tcp_req_exec(conn, treq);
-		} else if (rc) {
-			struct nvme_sqe sqe = treq->req.sqe;
-
-			tcp_req_put(conn, treq);
-			rc = tcp_reject_cmd(conn, &sqe, 0, 0);
-		} else {
-			treq->h2c_buf = treq->buf;
-			rc = tcp_solicit(conn, treq);
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
 }
 
 static int tcp_handle_h2c_data(struct tcp_conn *conn)
