@@ -163,6 +163,10 @@ fail() {
 		echo "lane: last lines of the --buffer-budget ernicd's stderr:" >/dev/console
 		tail -n 20 "$RESULTS/ernicd-budget.log" | sed 's/^/  ernicd-budget: /' >/dev/console
 	fi
+	if [ "$(cat /run/lane-step 2>/dev/null)" = "rdma ernicd buffer budget" ] && [ -s "$RESULTS/ernicd-rdma-budget.log" ]; then
+		echo "lane: last lines of the RDMA --buffer-budget ernicd's stderr:" >/dev/console
+		grep -v '^ *{' "$RESULTS/ernicd-rdma-budget.log" | tail -n 20 | sed 's/^/  ernicd-rdma-budget: /' >/dev/console
+	fi
 	finish "FAIL $PHASE: $*"
 }
 

@@ -5,8 +5,9 @@
 # budget formula, suites/run cases on the namespace (crc32c verify included), disconnect; ernicd also has its
 # id-ctrl fields checked (mdts 5, ioccsz 4 + its in-capsule data / 16, keyed SGL), nvmf_rdma_sgl's cases (keyed
 # SGL, Disconnect, queue pairs serving no controller, what queue pairs pin in ernicd before and after their Connect,
-# in-capsule data), 20 connect/disconnect rounds with its counters back at rest and every logged
-# connect naming its host, and the MR count at a second number of I/O queues.
+# in-capsule data), a budget on the bounce buffers its queues pin (rdma_budget_check), 20 connect/disconnect
+# rounds with its counters back at rest and every logged connect naming its host, and the MR count at a second
+# number of I/O queues.
 #
 # The fabric: a veth pair with private addresses (10.0.0.1 and 10.0.0.2), rxe0 on veth0, everything in the
 # guest's initial network namespace. Both hosts and both targets are there: the kernel's nvme-rdma host and
@@ -43,8 +44,15 @@ RDMA_PORT_NVMET=4423
 # A second ernicd, briefly, with room for ROOM_PLACES queue pairs: what a full target does (nvmf_rdma_sgl --room).
 RDMA_PORT_ERNICD_ROOM=4424
 ROOM_PLACES=3
+# And a third, with --buffer-budget RDMA_BUDGET: the bounce buffers of an admin queue and one I/O queue of
+# RDMA_BUDGET_QSIZE entries (2 x 32 x 128 KiB each), so a second I/O queue's Connect does not fit (rdma_budget_check).
+RDMA_PORT_ERNICD_BUDGET=4426
+RDMA_BUDGET=16M
+RDMA_BUDGET_BYTES=16777216
+RDMA_BUDGET_QSIZE=32
 RDMA_PORT=$RDMA_PORT_ERNICD # the current target's: what rdma_connect and rdma_check_discovery use
 NQN_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-ernicd-rdma
+NQN_ERNICD_RDMA_BUDGET=nqn.2024-01.org.ernic:lane-ernicd-rdma-budget
 NQN_NVMET_RDMA=nqn.2024-01.org.ernic:lane-nvmet-rdma
 # Keep-alive timeout of the RDMA connects (nvme connect -k). ernic restarts its Keep Alive Timer on Keep Alive
 # commands only (it reports no Traffic Based Keep Alive), nvmet on any command; under TCG on a loaded machine the
@@ -275,6 +283,88 @@ rdma_room_check() {
 	stop_ernicd "$pid" "ernicd --max-connections $ROOM_PLACES"
 }
 
+# rdma_buf_stats PID STATS TAG: SIGUSR1 to that ernicd, then its "rdma_buf" counters as "held budget refused"
+rdma_buf_stats() {
+	rm -f "$2"
+	kill -USR1 "$1" 2>/dev/null || fail "ernicd (--buffer-budget $RDMA_BUDGET) is not running (counters $3)"
+	set_deadline 5
+	until [ -s "$2" ] && jq -e 'type == "object"' "$2" >/dev/null 2>&1; do
+		if past_deadline; then fail "ernicd (--buffer-budget $RDMA_BUDGET) wrote no counters within 5 s ($3)"; fi
+		sleep 0.1
+	done
+	cp "$2" "$RESULTS/ernicd-rdma-budget-stats-$3.json"
+	jq -r '"\(.rdma_buf.held) \(.rdma_buf.budget) \(.rdma_buf.refused)"' "$2"
+}
+
+# rdma_buf_held_wait PID STATS TAG WANT: until that ernicd holds WANT bytes of bounce buffers (10 s); prints its counters
+rdma_buf_held_wait() {
+	local m i
+	i=0
+	while :; do
+		m=$(rdma_buf_stats "$1" "$2" "$3")
+		[ "${m%% *}" = "$4" ] && break
+		i=$((i + 1))
+		[ "$i" -le 20 ] || fail "--buffer-budget $RDMA_BUDGET ($3): ernicd holds ${m%% *} bytes of bounce buffers, not $4"
+		sleep 0.5
+	done
+	echo "$m"
+}
+
+# A budget on what queues pin: an ernicd whose --buffer-budget holds the bounce buffers of an admin queue and one
+# I/O queue of RDMA_BUDGET_QSIZE entries. The kernel host asking for two such I/O queues gets the second's Connect
+# answered Controller Busy, and its connect fails with nothing left held; asking for one, it connects, holds the
+# whole budget, and a crc32c write-and-verify passes; after its disconnect nothing is held again.
+rdma_budget_check() {
+	local log stats pid m a n
+	log=$RESULTS/ernicd-rdma-budget.log
+	stats=/tmp/ernicd-rdma-budget-stats.json
+	echo "rdma ernicd buffer budget" >/run/lane-step
+	set -- --transport rdma --listen "$RDMA_ADDR:$RDMA_PORT_ERNICD_BUDGET" --nqn "$NQN_ERNICD_RDMA_BUDGET" \
+		--buffer-budget "$RDMA_BUDGET" --idle-timeout "$RDMA_IDLE_S" --backend "nvmeof:size=16M,bs=4096" \
+		--stats "$stats"
+	log "ernicd $*"
+	ernicd "$@" 2>"$log" &
+	pid=$!
+	ernicd_rdma_wait_listen "$log" "$pid"
+	RDMA_PORT=$RDMA_PORT_ERNICD_BUDGET
+	log "connect: nvme connect -t rdma -a $RDMA_ADDR -s $RDMA_PORT -n $NQN_ERNICD_RDMA_BUDGET -i 2" \
+		"-Q $RDMA_BUDGET_QSIZE (expected to fail: two I/O queues' buffers do not fit)"
+	if nvme connect -t rdma -a "$RDMA_ADDR" -s "$RDMA_PORT" -n "$NQN_ERNICD_RDMA_BUDGET" -k "$RDMA_KATO" -i 2 \
+		-Q "$RDMA_BUDGET_QSIZE" >/tmp/connect.out 2>&1; then
+		cat /tmp/connect.out
+		fail "--buffer-budget $RDMA_BUDGET: a host connected with two I/O queues of $RDMA_BUDGET_QSIZE entries"
+	fi
+	grep -q 'connect refused host nqn[^ ]* qid 2 .*do not fit the buffer budget' "$log" || {
+		tail -n 10 "$log"
+		fail "--buffer-budget $RDMA_BUDGET: ernicd logged no refused Connect of I/O queue 2"
+	}
+	log "  $(grep -m 1 'connect refused host .* qid 2 ' "$log")"
+	log "  nvme connect: $(head -n 1 /tmp/connect.out); kernel: $(dmesg | grep -i 'connect command failed' | tail -n 1)"
+	m=$(rdma_buf_held_wait "$pid" "$stats" refused 0)
+	case "$m" in
+	"0 $RDMA_BUDGET_BYTES "[1-9]*) ;;
+	*) fail "--buffer-budget $RDMA_BUDGET after the refused connect: held, budget, refused: $m" ;;
+	esac
+	rdma_connect "$NQN_ERNICD_RDMA_BUDGET" -i 1 -Q "$RDMA_BUDGET_QSIZE"
+	m=$(rdma_buf_held_wait "$pid" "$stats" connected "$RDMA_BUDGET_BYTES")
+	log "--buffer-budget $RDMA_BUDGET: one I/O queue of $RDMA_BUDGET_QSIZE entries connected; held, budget, refused: $m"
+	a=0
+	fio --name=rdma-budget --filename="$DEV" --rw=randwrite --bs=64k --size=8m --direct=1 --ioengine=libaio \
+		--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=json \
+		--output="$RESULTS/fio-rdma-budget.json" >"$RESULTS/fio-rdma-budget.out" 2>&1 || a=$?
+	n=$(jq -r '"\(.jobs[0].error) \(.jobs[0].write.io_bytes) \(.jobs[0].read.io_bytes)"' \
+		"$RESULTS/fio-rdma-budget.json" 2>/dev/null || echo none)
+	if [ "$a" -ne 0 ] || [ "$n" != "0 8388608 8388608" ]; then
+		cat "$RESULTS/fio-rdma-budget.out"
+		fail "writes and their verify under --buffer-budget $RDMA_BUDGET: fio exit $a, error, written, read: $n"
+	fi
+	disconnect "$NQN_ERNICD_RDMA_BUDGET"
+	m=$(rdma_buf_held_wait "$pid" "$stats" disconnected 0)
+	log "--buffer-budget $RDMA_BUDGET: 8 MiB written and verified; after the disconnect held, budget, refused: $m"
+	RDMA_PORT=$RDMA_PORT_ERNICD
+	stop_ernicd "$pid" "ernicd --transport rdma --buffer-budget $RDMA_BUDGET"
+}
+
 rxe_counters() { # rxe_counters: rxe0's hardware counters, "name value ..." on one line
 	$RDMA_TOOL statistic show link rxe0/1 2>/dev/null | tr -s ' \n' ' ' | sed 's/^link rxe0\/1 //'
 }
@@ -376,6 +466,7 @@ phase_rdma() {
 	else
 		log "nvmf_rdma_sgl cases skipped: no /bin/nvmf_rdma_sgl in this guest"
 	fi
+	rdma_budget_check
 
 	echo "rdma ernicd connect/disconnect loop" >/run/lane-step
 	log "20 x connect/disconnect over RDMA"

@@ -111,11 +111,14 @@ static const char usage[] =
 	"  --in-capsule-data BYTES  NVMe/RDMA: data an I/O queue command may carry in its SEND,\n"
 	"                      0..16384, a multiple of 16 (IOCCSZ 4 + BYTES / 16); default 0, every\n"
 	"                      command's data by RDMA READ or WRITE (nvmet-rdma's default is 4096)\n"
-	"  --buffer-budget SIZE  NVMe/TCP: what the command slots of the listener may hold at once in\n"
-	"                      data buffers past their first 8 KiB (bytes, or with K, M, G, T; at\n"
-	"                      least 1M; default 1G), for data that does not move in place (a file\n"
-	"                      namespace's): past it a write waits for its R2T and a read to\n"
-	"                      execute until buffers come back; \"tcp_buf\" in the counters JSON\n"
+	"  --buffer-budget SIZE  what data buffers the port may hold at once (bytes, or with K, M, G,\n"
+	"                      T; default 1G). NVMe/TCP: the command slots' buffers past their first\n"
+	"                      8 KiB, for data that does not move in place (a file namespace's), at\n"
+	"                      least 1M: past it a write waits for its R2T and a read to execute\n"
+	"                      until buffers come back; \"tcp_buf\" in the counters JSON. NVMe/RDMA:\n"
+	"                      the bounce buffers each queue registers at its Connect (2 x entries x\n"
+	"                      128 KiB), at least 8M: a Connect past it is answered Controller Busy;\n"
+	"                      \"rdma_buf\" in the counters JSON\n"
 	"  --help              this text\n"
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
@@ -407,9 +410,11 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		o->trace_sample = ERNIC_STAGE_SAMPLE_DEFAULT;
 	if (o->trace_max && !o->trace)
 		bad_arg("--trace-max-size", o->trace_max, "limits --trace's file: give --trace PATH too");
+	/* An RDMA port's least is one admin queue's bounce buffers: less would refuse every controller. */
+	if (o->buf_budget && o->rdma && o->buf_budget_bytes < ERNIC_RDMA_BUF_BUDGET_MIN)
+		bad_arg("--buffer-budget", o->buf_budget,
+			"must be at least 8M with --transport rdma (an admin queue's bounce buffers)");
 	/* NVMe/TCP's in-capsule data is the port's own (IOCCSZ 8196). */
-	if (o->buf_budget && o->rdma)
-		bad_arg("--buffer-budget", o->buf_budget, "NVMe/TCP only (an RDMA queue maps its buffers at Connect)");
 	if (o->in_capsule_data && !o->rdma)
 		bad_arg("--in-capsule-data", o->in_capsule_data, "NVMe/RDMA only (with --transport rdma)");
 	if (optind < argc) {
@@ -451,9 +456,10 @@ static char *json_add_stages(char *json, const char *name, const struct ernic_tr
  * hosts as "tcp_waits" (struct ernic_tcp_wait_stats), how their PDUs left as
  * "tcp_tx" (struct ernic_tcp_tx_stats), the bytes their command slots hold
  * in data buffers as "tcp_buf_bytes" and those past a slot's first 8 KiB
- * against the budget as "tcp_buf" (struct ernic_tcp_buf_stats), their stage means as
- * "tcp_stages" and, over NVMe/RDMA, "rdma_stages" when they sample; NULL
- * when out of memory.
+ * against the budget as "tcp_buf" (struct ernic_tcp_buf_stats), over NVMe/RDMA
+ * the queues' bounce buffers against the budget as "rdma_buf" (struct
+ * ernic_rdma_buf_stats), the stage means as "tcp_stages" and, over NVMe/RDMA,
+ * "rdma_stages" when they sample; NULL when out of memory.
  */
 static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, struct ernic_rdma_port *rport,
 			   bool sampling)
@@ -483,6 +489,18 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 	snprintf(bufs, sizeof(bufs), "{\"grown\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"waits\":%" PRIu64 "}", bs.grown,
 		 bs.budget, bs.waits);
 	buf = json_add_member(buf, "tcp_buf", bufs);
+#ifdef ERNIC_HAVE_RDMA
+	if (rport) {
+		struct ernic_rdma_buf_stats rbs;
+
+		ernic_rdma_port_buf_stats(rport, &rbs);
+		snprintf(bufs, sizeof(bufs), "{\"held\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"refused\":%" PRIu64 "}",
+			 rbs.held, rbs.budget, rbs.refused);
+		buf = json_add_member(buf, "rdma_buf", bufs);
+	}
+#else
+	(void)rport;
+#endif
 	if (!buf || !sampling)
 		return buf;
 	ernic_control_tcp_stage_stats(ctl, &st);
@@ -492,8 +510,6 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 		ernic_rdma_port_stage_stats(rport, &st);
 		buf = json_add_stages(buf, "rdma_stages", &st);
 	}
-#else
-	(void)rport;
 #endif
 	return buf;
 }
@@ -664,6 +680,7 @@ int main(int argc, char **argv)
 	ropts.max_queues = o.max_connections;
 	ropts.in_capsule_data = o.in_capsule_bytes;
 	ropts.idle_timeout_ms = o.idle_timeout_s * 1000;
+	ropts.buf_budget = o.buf_budget_bytes;
 #endif
 	popts.idle_timeout_ms = o.idle_timeout_s * 1000;
 	topts.subnqn = o.nqn;

@@ -29,7 +29,10 @@
  * pair that never Connects pins (HSQSIZE+1) x 2 KiB of them, 256 KiB at
  * HSQSIZE 127 where MDTS transfers would pin 32 MiB. A slot takes the queue's
  * current buffers when it is taken from the free list: one still busy keeps
- * what it had.
+ * what it had. The full ones are reserved against the port's budget
+ * (ernic_rdma_port_opts.buf_budget) before the Connect runs, and a Connect
+ * they would not fit is answered Connect Controller Busy without running:
+ * the controller core never has it, so nothing is undone.
  *
  * The key, the bounds and the rights are the host RNIC's to check: a bad one
  * fails the READ or WRITE with a remote access error and, as on any RNIC, the
@@ -156,6 +159,7 @@ struct nvmf_rdma_queue {
 	uint8_t *connect_bufs; /* nr_reqs of NVMF_RDMA_CONNECT_BUF_SIZE, registered at accept */
 	uint8_t *bufs;	       /* nr_reqs of NVMF_RDMA_BUF_SIZE, registered after the Connect (buf_mr) */
 	size_t bufs_len;
+	uint64_t buf_reserved; /* of the port's budget, for bufs: from before the Connect ran until the queue goes */
 	struct nvmf_rdma_recv *recvs;
 	uint32_t nr_recv; /* HSQSIZE + 1, the CRQSIZE we accepted */
 	struct nvmf_rdma_req *reqs;
@@ -222,6 +226,9 @@ struct ernic_rdma_port {
 	atomic_bool stopping;
 	_Atomic uint64_t stop_deadline_ns;
 	uint16_t portid; /* in a set of subsystems (ernic/nvmf.h); 0 outside one */
+	uint64_t buf_budget;		/* ernic_rdma_port_opts.buf_budget */
+	_Atomic uint64_t buf_reserved;	/* the queues' buf_reserved, summed: at most buf_budget */
+	_Atomic uint64_t buf_refused;	/* Connects refused for it (ernic_rdma_buf_stats.refused) */
 
 	pthread_mutex_t lock; /* the places and the list below */
 	pthread_cond_t cond;
@@ -496,6 +503,51 @@ static void nvmf_rdma_complete(struct ernic_req *req)
 }
 
 /*
+ * A Connect's data where connect_check() reads it: in the capsule, or in the
+ * buffer its RDMA READ filled (a keyed SGL, as the Linux host sends an admin
+ * queue's Connect); NULL when there is none. @hostnqn gets the host NQN it
+ * claims, escaped for the log.
+ */
+static const struct nvmf_connect_data *nvmf_rdma_connect_data(struct nvmf_rdma_req *r, char *hostnqn, size_t len)
+{
+	const struct nvmf_connect_data *data = NULL;
+	void *icd;
+
+	if (nvmf_rdma_map_data(&r->req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &icd) == NVME_SC_SUCCESS)
+		data = icd;
+	ernic_connect_hostnqn_str(data, hostnqn, len);
+	return data;
+}
+
+/*
+ * Reserve the queue's full bounce buffers against the port's budget, before
+ * its Connect runs; false when they do not fit. The queue's thread only.
+ */
+static bool nvmf_rdma_buf_reserve(struct nvmf_rdma_queue *q)
+{
+	struct ernic_rdma_port *port = q->port;
+	uint64_t need = (uint64_t)q->nr_reqs * NVMF_RDMA_BUF_SIZE;
+	uint64_t held = atomic_load_explicit(&port->buf_reserved, memory_order_relaxed);
+
+	if (q->buf_reserved)
+		return true;
+	do {
+		if (need > port->buf_budget - MIN(held, port->buf_budget))
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&port->buf_reserved, &held, held + need, memory_order_relaxed,
+						       memory_order_relaxed));
+	q->buf_reserved = need;
+	return true;
+}
+
+/* Give the reservation back: a Connect that failed, or a queue that goes. */
+static void nvmf_rdma_buf_release(struct nvmf_rdma_queue *q)
+{
+	atomic_fetch_sub_explicit(&q->port->buf_reserved, q->buf_reserved, memory_order_relaxed);
+	q->buf_reserved = 0;
+}
+
+/*
  * The full bounce buffers, once the queue serves a controller (see the top of
  * the file); the queue's thread only.
  */
@@ -522,26 +574,20 @@ static int nvmf_rdma_queue_map_bufs(struct nvmf_rdma_queue *q)
 static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&r->req.sqe;
-	const struct nvmf_connect_data *data = NULL;
 	uint16_t status = nvme_cqe_status(&r->req.cqe);
 	char claimed[sizeof(q->hostnqn)];
+	const struct nvmf_connect_data *data = nvmf_rdma_connect_data(r, claimed, sizeof(claimed));
 	bool mapped;
-	void *icd;
 
-	/*
-	 * The Connect data where connect_check() read it: in the capsule, or in
-	 * the buffer its RDMA READ filled (a keyed SGL, as the Linux host sends
-	 * an admin queue's Connect).
-	 */
-	if (nvmf_rdma_map_data(&r->req, sizeof(*data), NVME_DATA_HOST_TO_CTRL, &icd) == NVME_SC_SUCCESS)
-		data = icd;
-	ernic_connect_hostnqn_str(data, claimed, sizeof(claimed));
 	/* A later Connect on a connected queue (refused) does not rename its host. */
 	if (data && !q->place.connected)
 		memcpy(q->hostnqn, claimed, sizeof(claimed));
 	/* The buffers before the place is settled: no newcomer may evict a queue the controller already has. */
 	mapped = !status && nvmf_rdma_queue_map_bufs(q) == 0;
 	ernic_place_connect_done(&q->port->places, &q->place, mapped);
+	/* A refused Connect keeps nothing: the queue pair may Connect again, and reserves again then. */
+	if (status && !q->buf_mr)
+		nvmf_rdma_buf_release(q);
 	if (status) {
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, q->peer, ernic_status_str(status));
@@ -570,6 +616,31 @@ static uint16_t nvmf_rdma_admit_discovery(struct ernic_sq *sq)
 	return ernic_place_admit_discovery(&q->port->places, &q->place);
 }
 
+/*
+ * A Connect whose queue's bounce buffers do not fit the port's budget:
+ * Connect Controller Busy, without the controller core (it would have made a
+ * controller or a queue to undo). The queue pair stays as it was, and may
+ * Connect again.
+ */
+static void nvmf_rdma_refuse_connect(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
+{
+	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&r->req.sqe;
+	struct ernic_rdma_port *port = q->port;
+	char claimed[sizeof(q->hostnqn)];
+
+	nvmf_rdma_connect_data(r, claimed, sizeof(claimed));
+	ernic_place_connect_done(&port->places, &q->place, false);
+	atomic_fetch_add_explicit(&port->buf_refused, 1, memory_order_relaxed);
+	ernic_log(&port->log, NVMF_RDMA_LOG_CONNECT_REFUSED,
+		  "connect refused host %s qid %u peer %s: its %u entries' buffers (%" PRIu64 " KiB) do not fit the"
+		  " buffer budget, %" PRIu64 " of %" PRIu64 " KiB held: %s",
+		  claimed, cmd->qid, q->peer, q->nr_recv, (uint64_t)q->nr_reqs * NVMF_RDMA_BUF_SIZE / 1024,
+		  atomic_load_explicit(&port->buf_reserved, memory_order_relaxed) / 1024, port->buf_budget / 1024,
+		  ernic_status_str(NVME_SC_CONNECT_CTRL_BUSY));
+	ernic_req_set_status(&r->req, NVME_SC_CONNECT_CTRL_BUSY);
+	nvmf_rdma_complete(&r->req);
+}
+
 static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *r)
 {
 	const struct nvmf_fabrics_cmd *fcmd = (const struct nvmf_fabrics_cmd *)&r->req.sqe;
@@ -580,6 +651,10 @@ static void nvmf_rdma_req_exec(struct nvmf_rdma_queue *q, struct nvmf_rdma_req *
 	if (connect && !q->place.connected && !ernic_place_claim(&q->port->places, &q->place)) {
 		nvmf_rdma_req_put(q, r);
 		nvmf_rdma_queue_set_disconnect(q, NVMF_RDMA_EVICTED);
+		return;
+	}
+	if (connect && !nvmf_rdma_buf_reserve(q)) {
+		nvmf_rdma_refuse_connect(q, r);
 		return;
 	}
 	if (ERNIC_UNLIKELY(r->req.stamps != NULL))
@@ -751,6 +826,7 @@ static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
 		ibv_dealloc_pd(q->pd);
 	if (q->bufs)
 		munmap(q->bufs, q->bufs_len);
+	nvmf_rdma_buf_release(q);
 	free(q->connect_bufs);
 	free(q->capsules);
 	free(q->rsps);
@@ -1157,6 +1233,11 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 			 ERNIC_MDTS, cfg->mdts);
 		return -EINVAL;
 	}
+	if (opts && opts->buf_budget && opts->buf_budget < ERNIC_RDMA_BUF_BUDGET_MIN) {
+		snprintf(err, errlen, "buffer budget %" PRIu64 ": at least %llu, an admin queue's bounce buffers",
+			 opts->buf_budget, ERNIC_RDMA_BUF_BUDGET_MIN);
+		return -EINVAL;
+	}
 	if (opts && opts->in_capsule_data &&
 	    (opts->in_capsule_data % 16 || opts->in_capsule_data > ERNIC_RDMA_MAX_IN_CAPSULE_DATA)) {
 		snprintf(err, errlen, "in-capsule data %" PRIu32 ": a multiple of 16 up to %u", opts->in_capsule_data,
@@ -1193,6 +1274,9 @@ int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_por
 	port->places.lock = &port->lock;
 	port->idle_timeout_ns =
 		(opts && opts->idle_timeout_ms ? opts->idle_timeout_ms : ERNIC_RDMA_IDLE_TIMEOUT_MS) * 1000000ull;
+	port->buf_budget = opts && opts->buf_budget ? opts->buf_budget : ERNIC_RDMA_BUF_BUDGET;
+	atomic_init(&port->buf_reserved, 0);
+	atomic_init(&port->buf_refused, 0);
 	atomic_init(&port->stopping, false);
 	atomic_init(&port->stop_deadline_ns, 0);
 	pthread_mutex_init(&port->lock, NULL);
@@ -1323,6 +1407,13 @@ void ernic_rdma_port_stop(struct ernic_rdma_port *port, unsigned int grace_ms)
 void ernic_rdma_port_stage_stats(struct ernic_rdma_port *port, struct ernic_trace_stats *s)
 {
 	ernic_trace_stats(&port->trace, s);
+}
+
+void ernic_rdma_port_buf_stats(struct ernic_rdma_port *port, struct ernic_rdma_buf_stats *s)
+{
+	s->held = atomic_load_explicit(&port->buf_reserved, memory_order_relaxed);
+	s->budget = port->buf_budget;
+	s->refused = atomic_load_explicit(&port->buf_refused, memory_order_relaxed);
 }
 
 void ernic_rdma_port_destroy(struct ernic_rdma_port *port)

@@ -49,6 +49,15 @@ struct ernic_rdma_port;
  * nvmet-rdma's largest): every receive buffer of a queue holds that much.
  */
 #define ERNIC_RDMA_MAX_IN_CAPSULE_DATA 16384u
+/*
+ * Bytes of Connected queues' bounce buffers a port registers, and so pins, at
+ * most (ernic_rdma_port_opts.buf_budget). A queue's are 2 x entries x 128 KiB:
+ * 32 MiB for a Linux host's 128-entry I/O queue, 8 MiB for its admin queue,
+ * so ERNIC_RDMA_MAX_QUEUES queues could otherwise pin 8 GiB. The least a
+ * budget may be is one admin queue's: less would refuse every controller.
+ */
+#define ERNIC_RDMA_BUF_BUDGET (1ull << 30)
+#define ERNIC_RDMA_BUF_BUDGET_MIN (2ull * ERNIC_ADMIN_QUEUE_SIZE * ERNIC_MAX_XFER)
 
 /**
  * struct ernic_rdma_port_opts - how a port behaves
@@ -79,6 +88,11 @@ struct ernic_rdma_port;
  *	ERNIC_RDMA_MAX_IN_CAPSULE_DATA; Identify reports IOCCSZ 4 + this / 16.
  *	0, the default, is the seed's RNIC: IOCCSZ 4, every command's data moved
  *	by RDMA READ or WRITE. nvmet-rdma's default is 4096.
+ * @buf_budget: bytes of Connected queues' bounce buffers the port holds at
+ *	most (0: ERNIC_RDMA_BUF_BUDGET; at least ERNIC_RDMA_BUF_BUDGET_MIN). A
+ *	Connect whose queue's buffers would pass it is answered Connect
+ *	Controller Busy before the controller core sees it, so no controller
+ *	or queue comes of it; a host may try again once another queue closes.
  */
 struct ernic_rdma_port_opts {
 	FILE *log;
@@ -89,13 +103,28 @@ struct ernic_rdma_port_opts {
 	uint64_t trace_max_bytes;
 	uint32_t in_capsule_data;
 	unsigned int idle_timeout_ms;
+	uint64_t buf_budget;
+};
+
+/**
+ * struct ernic_rdma_buf_stats - the port's bounce buffers against its budget
+ * @held: bytes reserved for the bounce buffers of queues Connected (or
+ *	Connecting) now
+ * @budget: the most @held may reach (ernic_rdma_port_opts.buf_budget)
+ * @refused: Connects answered Controller Busy because theirs did not fit
+ */
+struct ernic_rdma_buf_stats {
+	uint64_t held;
+	uint64_t budget;
+	uint64_t refused;
 };
 
 /*
  * A port of @tgt that does not listen yet: opens the RDMA CM event channel.
  * Returns 0 or -errno with @err set (-ENODEV when the kernel has no RDMA CM,
- * -EINVAL for an @in_capsule_data the port cannot offer or a target whose
- * MDTS is 0 or above ERNIC_MDTS, more than a slot's buffer holds).
+ * -EINVAL for an @in_capsule_data the port cannot offer, a @buf_budget under
+ * ERNIC_RDMA_BUF_BUDGET_MIN, or a target whose MDTS is 0 or above ERNIC_MDTS,
+ * more than a slot's buffer holds).
  */
 int ernic_rdma_port_create(struct ernic_target *tgt, const struct ernic_rdma_port_opts *opts,
 			   struct ernic_rdma_port **out, char *err, size_t errlen);
@@ -125,6 +154,8 @@ unsigned int ernic_rdma_port_nr_queues(struct ernic_rdma_port *port);
 void ernic_rdma_port_stop(struct ernic_rdma_port *port, unsigned int grace_ms);
 /* The stage times of the sampled commands so far; safe at any time from any thread. */
 void ernic_rdma_port_stage_stats(struct ernic_rdma_port *port, struct ernic_trace_stats *s);
+/* The bounce buffers against the budget; safe at any time from any thread. */
+void ernic_rdma_port_buf_stats(struct ernic_rdma_port *port, struct ernic_rdma_buf_stats *s);
 /* Stop (with a short grace) and free. */
 void ernic_rdma_port_destroy(struct ernic_rdma_port *port);
 
