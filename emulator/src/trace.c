@@ -123,6 +123,8 @@ int ernic_trace_stats_json(const struct ernic_trace_stats *s, char *buf, size_t 
 
 /* One record's line: two IDs, two hex fields and ten 20-digit stamps, with their blanks. */
 #define ERNIC_TRACE_LINE_MAX 256
+/* ... and the shortest one can be: every field a single digit ("0 0 0x00 0x0 0 0 0 0 0 0 0 0 0 0\n"). */
+#define ERNIC_TRACE_LINE_MIN 33
 
 /* Write out what @ring holds; the trace's lock held. */
 static void trace_drain_locked(struct ernic_trace *t, struct ernic_trace_ring *ring)
@@ -132,6 +134,12 @@ static void trace_drain_locked(struct ernic_trace *t, struct ernic_trace_ring *r
 
 	if (head == tail)
 		return;
+	/* A file with no room left for any line: the records are counted, not formatted to find that out. */
+	if (t->max_bytes && t->max_bytes - MIN(t->bytes, t->max_bytes) < ERNIC_TRACE_LINE_MIN) {
+		t->stats.over_limit += head - tail;
+		atomic_store_explicit(&ring->tail, head, memory_order_release);
+		return;
+	}
 	for (; tail != head; tail++) {
 		const struct ernic_trace_rec *r = &ring->rec[tail % ERNIC_TRACE_RING];
 		char line[ERNIC_TRACE_LINE_MAX];

@@ -1492,6 +1492,14 @@ static void test_io_queues_in_parallel(void)
 /* ---------------------------------------------------------- resource limits */
 
 /* Wait up to @ms for the controller to close @fd; true if it did. */
+/*
+ * How long a test waits for the port to close a connection it should close:
+ * the port acts within a check period or two, but on a machine short of CPU
+ * its threads may not run for seconds. Only a connection left open waits
+ * this long.
+ */
+#define CLOSE_WAIT_MS 5000
+
 static bool closed_within(int fd, unsigned int ms)
 {
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
@@ -1513,7 +1521,7 @@ static void test_connection_over_max_connections_is_closed_others_keep_working(v
 	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 2);
 	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
 	CU_ASSERT(ernic_tcp_serve_fd(th->port, sv[1]) == -EBUSY);
-	CU_ASSERT(closed_within(sv[0], 1000));
+	CU_ASSERT(closed_within(sv[0], CLOSE_WAIT_MS));
 	close(sv[0]);
 	CU_ASSERT(ernic_tcp_port_nr_conns(th->port) == 2);
 
@@ -1545,7 +1553,7 @@ static void test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_
 	CU_ASSERT(ernic_tcp_serve_fd(th->port, b[1]) == 0);
 	/* A third is taken; the oldest of the two is closed within a check or two. */
 	CU_ASSERT_FATAL(th_attach(th) == 0);
-	CU_ASSERT(closed_within(oldest, 1000));
+	CU_ASSERT(closed_within(oldest, CLOSE_WAIT_MS));
 	close(oldest);
 	/* The newcomer becomes a queue; the other silent one stays meanwhile. */
 	th_icreq(th, 0);
@@ -1554,7 +1562,7 @@ static void test_a_full_port_gives_the_place_of_its_oldest_connection_not_yet_a_
 	/* A fourth takes the silent one's place, not the queue's. */
 	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, d) == 0);
 	CU_ASSERT(ernic_tcp_serve_fd(th->port, d[1]) == 0);
-	CU_ASSERT(closed_within(b[0], 1000));
+	CU_ASSERT(closed_within(b[0], CLOSE_WAIT_MS));
 	close(b[0]);
 	/* The evicted one leaves the count just after its socket closes. */
 	for (int i = 0; i < 100 && ernic_tcp_port_nr_conns(th->port) != 2; i++)
@@ -1590,7 +1598,7 @@ static void test_an_evicted_connection_does_not_connect_its_way_past_the_limit(v
 		/* Closed unanswered: no CapsuleResp comes first. */
 		th->fd = evicted;
 		th_cmd_send(th, (struct nvme_sqe *)&cmd, &data, sizeof(data), 0, true);
-		CU_ASSERT(closed_within(evicted, 1000));
+		CU_ASSERT(closed_within(evicted, CLOSE_WAIT_MS));
 		close(evicted);
 		th->fd = newcomer;
 	}
@@ -1659,7 +1667,7 @@ static void test_discovery_queues_hold_at_most_half_the_places(void)
 	CU_ASSERT_FATAL(th_attach(th) == 0);
 	admin_fd = th_io_queue_up(th, 0, 0);
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, rbuf, sizeof(rbuf), false) == 0);
-	CU_ASSERT(closed_within(disc[2], 1000));
+	CU_ASSERT(closed_within(disc[2], CLOSE_WAIT_MS));
 	close(disc[2]);
 	close(th->fd);
 
@@ -1691,7 +1699,7 @@ static void test_idle_socket_that_never_sends_is_closed(void)
 	uint64_t start = ernic_now_ns();
 	struct th *th = th_setup_opts(&opts, NULL);
 
-	CU_ASSERT(closed_within(th->fd, 2000));
+	CU_ASSERT(closed_within(th->fd, CLOSE_WAIT_MS));
 	CU_ASSERT(ernic_now_ns() - start >= SHORT_IDLE_MS * 1000000ull);
 	th_teardown(th);
 }
@@ -1713,7 +1721,7 @@ static void test_busy_socket_that_never_connects_is_closed(void)
 			break;
 		CU_ASSERT(th_rsp_status(th) == NVME_SC_CMD_SEQ_ERROR);
 	}
-	CU_ASSERT(closed_within(th->fd, 1000));
+	CU_ASSERT(closed_within(th->fd, CLOSE_WAIT_MS));
 	th_teardown(th);
 }
 
@@ -1725,7 +1733,7 @@ static void test_half_pdu_header_on_connected_queue_is_closed(void)
 
 	th_admin_up(th, 0, SUBNQN, 0, 0);
 	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd) / 2) == 0);
-	CU_ASSERT(closed_within(th->fd, 2000));
+	CU_ASSERT(closed_within(th->fd, CLOSE_WAIT_MS));
 	th_teardown(th);
 }
 
@@ -1743,7 +1751,7 @@ static void test_half_in_capsule_data_on_connected_queue_is_closed(void)
 	cmd.cmd.dptr.unkeyed.length = 4096;
 	CU_ASSERT(write_all(th->fd, &cmd, sizeof(cmd)) == 0);
 	CU_ASSERT(write_all(th->fd, half, sizeof(half)) == 0);
-	CU_ASSERT(closed_within(th->fd, 2000));
+	CU_ASSERT(closed_within(th->fd, CLOSE_WAIT_MS));
 	th_teardown(th);
 }
 
@@ -3054,6 +3062,66 @@ static void test_reads_written_together_are_answered_in_fewer_sends_than_command
 }
 
 /*
+ * The state letter and nice of every thread of this process but the caller,
+ * into @state and @nice (up to @max); returns how many.
+ */
+static unsigned int task_stats(char *state, int *nice, unsigned int max)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	unsigned int n = 0;
+	char self[32];
+
+	CU_ASSERT_FATAL(dir != NULL);
+	snprintf(self, sizeof(self), "%ld", (long)gettid());
+	while ((de = readdir(dir)) && n < max) {
+		char path[300], buf[1024], *p;
+		FILE *f;
+		char c;
+		int v;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, self))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* the thread ended */
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		/* After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+		 * cutime cstime priority nice. */
+		if (p && sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %d", &c, &v) == 2) {
+			state[n] = c;
+			nice[n++] = v;
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * Until every other thread of this process sleeps, for at most 5 s: the
+ * port's threads have then ended any busy-poll and wait in recv() (a spin
+ * yields, so it runs or is runnable, never asleep). A fixed pause is not
+ * enough where CPU is short: the thread may not have run at all by then.
+ */
+static void others_asleep(void)
+{
+	for (int tries = 0; tries < 5000; tries++) {
+		char state[256];
+		int nice[256];
+		unsigned int n = task_stats(state, nice, 256), asleep = 0;
+
+		for (unsigned int i = 0; i < n; i++)
+			asleep += state[i] == 'S';
+		if (asleep == n)
+			return;
+		usleep(1000);
+	}
+	CU_FAIL("a thread of the port still running after 5 s");
+}
+
+/*
  * Each wait for the host is counted: a host silent for 30 ms outlasts any
  * busy-poll window (at most 1 ms), so that wait spun (a new queue spins) and
  * was not caught; a host answering at once is caught at least once in 200
@@ -3067,8 +3135,9 @@ static void test_waits_for_the_host_are_counted_busy_polled_and_caught(void)
 	uint8_t buf[BS];
 
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, 0, buf, sizeof(buf), false) == 0);
-	/* The response is out before the wait begins: let it begin, then stay silent. */
+	/* The response is out before the wait begins: let it begin, spin and give way to a sleep. */
 	poll(NULL, 0, 30);
+	others_asleep();
 	ernic_tcp_port_wait_stats(th->port, &a);
 	CU_ASSERT(th_rw(th, NVME_CMD_READ, 1, buf, sizeof(buf), false) == 0);
 	ernic_tcp_port_wait_stats(th->port, &b);
@@ -3095,6 +3164,7 @@ static void test_no_busy_poll_before_connect(void)
 	th_icreq(th, 0);
 	/* The ICResp is out before the wait begins: let it begin, then stay silent. */
 	poll(NULL, 0, 30);
+	others_asleep();
 	ernic_tcp_port_wait_stats(th->port, &a);
 	CU_ASSERT_FATAL(th_connect(th, SUBNQN, 0, 0xFFFF, 0, 0, false) == 0);
 	ernic_tcp_port_wait_stats(th->port, &b);
@@ -3153,42 +3223,13 @@ static void test_a_host_gone_while_reads_are_spliced_costs_only_its_connection(v
 	th_teardown(th);
 }
 
-/* The nice of every thread of this process, into @nice (up to @max); returns how many. */
-static unsigned int task_nices(int *nice, unsigned int max)
-{
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *de;
-	unsigned int n = 0;
-
-	CU_ASSERT_FATAL(dir != NULL);
-	while ((de = readdir(dir)) && n < max) {
-		char path[300], buf[1024], *p;
-		FILE *f;
-		int v;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue; /* the thread ended */
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		/* After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
-		 * cutime cstime priority nice. */
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %d", &v) == 1)
-			nice[n++] = v;
-	}
-	closedir(dir);
-	return n;
-}
-
 /* Within 2 s: some thread of this process at @nice, or with @every, every one. */
 static bool task_nice_seen(int nice, bool every)
 {
 	for (int tries = 0; tries < 400; tries++) {
+		char state[256];
 		int v[256];
-		unsigned int n = task_nices(v, 256), at = 0;
+		unsigned int n = task_stats(state, v, 256), at = 0;
 
 		for (unsigned int i = 0; i < n; i++)
 			at += v[i] == nice;

@@ -227,7 +227,8 @@ static void ten_records(FILE *file, uint64_t max_bytes, struct ernic_trace_stats
 /*
  * A size limit: records are written whole while they fit, the header
  * counted; the ones past it are counted over_limit, and the stage sums still
- * take every sample.
+ * take every sample. Past the point where no line could fit, records are
+ * counted without being formatted.
  */
 static void test_a_size_limit_keeps_whole_records_and_counts_the_rest(void)
 {
@@ -267,6 +268,15 @@ static void test_a_size_limit_keeps_whole_records_and_counts_the_rest(void)
 	CU_ASSERT_EQUAL(st.count[ERNIC_TRACE_STAGE_TOTAL], 10);
 	CU_ASSERT(ernic_trace_stats_json(&st, json, sizeof(json)) > 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"over_limit\":7"));
+
+	/* Room for the header and less than any line: nothing more is written, and each record counted once. */
+	rewind(file);
+	CU_ASSERT_FATAL(ftruncate(fileno(file), 0) == 0);
+	ten_records(file, (uint64_t)(header + 10), &st);
+	fseek(file, 0, SEEK_END);
+	CU_ASSERT_EQUAL(ftell(file), header);
+	CU_ASSERT_EQUAL(st.samples, 10);
+	CU_ASSERT_EQUAL(st.over_limit, 10);
 	fclose(file);
 }
 
