@@ -10,7 +10,7 @@ for group in "$@"; do
 	suites) pkgs="$pkgs fio jq python3" ;; # python3: suites/test-clients' ports
 	lane) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio xz-utils nvme-cli fio jq iproute2" ;;
 	blktests) pkgs="$pkgs gawk uuid-runtime xfsprogs e2fsprogs diffutils util-linux mount procps" ;;
-	playbooks) pkgs="$pkgs ansible-core ansible-lint jq xz-utils fio" ;;
+	playbooks) pkgs="$pkgs ansible-core ansible-lint jq xz-utils fio systemd" ;;
 	charts) pkgs="$pkgs gnuplot-nox" ;;
 	regress) pkgs="$pkgs jq mawk locales" ;;
 	control) pkgs="$pkgs jq python3" ;;

@@ -11,6 +11,8 @@
 #  - backend.yml writes a good one, once;
 #  - host-setup.yml run again changes only ERNICD_OPTS (here: --allow-host added) and keeps the
 #    backend line;
+#  - with ernic_transport=rdma it installs the unit's NVMe/RDMA drop-in (systemd-analyze verify reads the
+#    unit with it cleanly) and puts --transport rdma in ERNICD_OPTS, and back on tcp removes it;
 #  - the installed ernicd, given the installed env file, serves that backend;
 #  - roles/ernic/files/ernic-nvme-dev.sh finds the controller and block device in a sysfs tree laid
 #    out as the kernel does, with and without native multipath;
@@ -114,6 +116,27 @@ grep -qx 'ERNICD_OPTS="--listen 127.0.0.1:4420 --nqn nqn.2026-11.io.ernic:nvmeof
 	"$env" || fail "ERNICD_OPTS without the --allow-host: $(grep ERNICD_OPTS "$env")"
 diff <(grep -v '^ERNICD_OPTS=\|^ERNIC_BACKEND=' emulator/dist/ernicd.env) <(grep -v '^ERNICD_OPTS=\|^ERNIC_BACKEND=' "$env") ||
 	fail "second host-setup.yml changed more of the env file than ERNICD_OPTS"
+
+# Over NVMe/RDMA: --transport rdma in ERNICD_OPTS and the drop-in that gives the unit the RDMA device nodes,
+# which systemd reads with the unit without a complaint; back over NVMe/TCP the drop-in goes again.
+dropin=$pfx/etc/systemd/system/ernicd.service.d/rdma.conf
+[ ! -e "$dropin" ] || fail "host-setup.yml over NVMe/TCP installed $dropin"
+play rdma host-setup.yml -e ernic_transport=rdma -e '{"ernic_allow_hosts": ["nqn.2014-08.org.nvmexpress:uuid:lab-a"]}' ||
+	{ show rdma; fail "host-setup.yml failed with ernic_transport=rdma"; }
+[ "$(changed rdma)" = "Install the NVMe/RDMA drop-in
+Keep the env file's ERNICD_OPTS in line with the inventory" ] || { show rdma; fail "host-setup.yml over NVMe/RDMA changed: $(changed rdma)"; }
+cmp emulator/dist/ernicd-rdma.conf "$dropin" || fail "installed NVMe/RDMA drop-in differs"
+grep -q '^ERNICD_OPTS="--transport rdma --listen ' "$env" || fail "ERNICD_OPTS over NVMe/RDMA: $(grep ERNICD_OPTS "$env")"
+# Every line but the missing binary's (the unit names /usr/local/bin/ernicd, installed here under a prefix).
+verify=$(cd "$pfx/etc/systemd/system" && systemd-analyze verify --man=no ./ernicd.service 2>&1 |
+	grep -v 'Command /usr/local/bin/ernicd is not executable' || true)
+[ -z "$verify" ] || fail "systemd-analyze verify of the unit with its NVMe/RDMA drop-in: $verify"
+play tcp host-setup.yml -e '{"ernic_allow_hosts": ["nqn.2014-08.org.nvmexpress:uuid:lab-a"]}' ||
+	{ show tcp; fail "host-setup.yml failed back over NVMe/TCP"; }
+[ "$(changed tcp)" = "Remove the NVMe/RDMA drop-in over NVMe/TCP
+Keep the env file's ERNICD_OPTS in line with the inventory" ] || { show tcp; fail "host-setup.yml back over NVMe/TCP changed: $(changed tcp)"; }
+[ ! -e "$dropin" ] || fail "host-setup.yml back over NVMe/TCP left $dropin"
+grep -qx "ERNIC_BACKEND=$good" "$env" || fail "host-setup.yml over NVMe/RDMA and back lost the backend line"
 
 # The installed ernicd with the installed env file, as the unit starts it (on a free port of its own).
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
