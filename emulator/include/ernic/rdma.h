@@ -53,10 +53,12 @@ struct ernic_rdma_port;
  * Bytes of Connected queues' bounce buffers a port registers, and so pins, at
  * most (ernic_rdma_port_opts.buf_budget). A queue's are 2 x entries x 128 KiB:
  * 32 MiB for a Linux host's 128-entry I/O queue, 8 MiB for its admin queue,
- * so ERNIC_RDMA_MAX_QUEUES queues could otherwise pin 8 GiB. The least a
+ * so ERNIC_RDMA_MAX_QUEUES queues could otherwise pin 8 GiB. The default is
+ * half that: past it a Connect is refused, not made to wait as over NVMe/TCP,
+ * so it leaves room for 30 controllers of four such I/O queues. The least a
  * budget may be is one admin queue's: less would refuse every controller.
  */
-#define ERNIC_RDMA_BUF_BUDGET (1ull << 30)
+#define ERNIC_RDMA_BUF_BUDGET (4ull << 30)
 #define ERNIC_RDMA_BUF_BUDGET_MIN (2ull * ERNIC_ADMIN_QUEUE_SIZE * ERNIC_MAX_XFER)
 
 /**
