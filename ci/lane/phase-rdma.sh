@@ -313,7 +313,8 @@ rdma_buf_held_wait() {
 # A budget on what queues pin: an ernicd whose --buffer-budget holds the bounce buffers of an admin queue and one
 # I/O queue of RDMA_BUDGET_QSIZE entries. The kernel host asking for two such I/O queues gets the second's Connect
 # answered Controller Busy, and its connect fails with nothing left held; asking for one, it connects, holds the
-# whole budget, and a crc32c write-and-verify passes; after its disconnect nothing is held again.
+# whole budget, and a crc32c write-and-verify passes; after its disconnect nothing is held again. Then
+# nvmf_rdma_sgl --budget checks the statuses Connect by Connect.
 rdma_budget_check() {
 	local log stats pid m a n
 	log=$RESULTS/ernicd-rdma-budget.log
@@ -361,6 +362,19 @@ rdma_budget_check() {
 	disconnect "$NQN_ERNICD_RDMA_BUDGET"
 	m=$(rdma_buf_held_wait "$pid" "$stats" disconnected 0)
 	log "--buffer-budget $RDMA_BUDGET: 8 MiB written and verified; after the disconnect held, budget, refused: $m"
+	# The same rule Connect by Connect, with the status itself: as many 8-entry admin queues (2 MiB of buffers
+	# each) as fit, one more Controller Busy, and that one accepted once another queue has closed.
+	if [ -x /bin/nvmf_rdma_sgl ]; then
+		log "nvmf_rdma_sgl --budget $RDMA_BUDGET_BYTES $RDMA_ADDR $RDMA_PORT $NQN_ERNICD_RDMA_BUDGET"
+		nvmf_rdma_sgl --budget "$RDMA_BUDGET_BYTES" "$RDMA_ADDR" "$RDMA_PORT" "$NQN_ERNICD_RDMA_BUDGET" \
+			>"$RESULTS/budget.txt" 2>&1 || {
+			cat "$RESULTS/budget.txt"
+			fail "nvmf_rdma_sgl --budget: the buffer budget did not do what is expected (the lines marked 'differs' above)"
+		}
+		cat "$RESULTS/budget.txt"
+		m=$(rdma_buf_held_wait "$pid" "$stats" sgl-closed 0)
+		log "--buffer-budget $RDMA_BUDGET: after nvmf_rdma_sgl's queues closed held, budget, refused: $m"
+	fi
 	RDMA_PORT=$RDMA_PORT_ERNICD
 	stop_ernicd "$pid" "ernicd --transport rdma --buffer-budget $RDMA_BUDGET"
 }

@@ -36,6 +36,11 @@
  * place is a queue it is rejected (no resources); discovery queues, open to
  * any host, hold at most half the places.
  *
+ * With --budget BYTES, against a target whose --buffer-budget is BYTES, only
+ * what its budget does ("budget: ...", 3 checks): the Connects whose queues'
+ * bounce buffers fit are accepted, one more is Connect Controller Busy, and
+ * its queue pair Connects once another queue has closed.
+ *
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
  * and "disconnect: N/4 checks as expected", "idle: ..." and "idle: N/3 checks
@@ -48,6 +53,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -1090,6 +1096,63 @@ out:
 	return ok;
 }
 
+#define BUDGET_NR_CHECKS 3
+#define BUDGET_MAX_QUEUES 32
+/* What one of these queue pairs reserves at its Connect: 2 x QSIZE bounce buffers of one MDTS transfer. */
+#define BUDGET_QUEUE_BYTES (2ull * QSIZE * ERNIC_MAX_XFER)
+
+/*
+ * Against a target whose --buffer-budget is @budget bytes: as many admin
+ * queues Connect as their bounce buffers fit (@budget / BUDGET_QUEUE_BYTES),
+ * one more is Connect Controller Busy, and its queue pair, still open,
+ * Connects once another queue has closed (the target frees a closed queue's
+ * reservation when it reaps it: the Connect is tried again for up to 2 s).
+ */
+static int run_budget_cases(uint64_t budget, char *err, size_t errlen)
+{
+	unsigned int fit = (unsigned int)(budget / BUDGET_QUEUE_BYTES), accepted = 0;
+	struct hq q[BUDGET_MAX_QUEUES + 1] = { 0 };
+	char why[256] = "";
+	uint16_t st = 0xFFFF;
+	bool all_fit, refused, again = false;
+	uint64_t end;
+	int ok = -1;
+
+	if (fit < 2 || fit > BUDGET_MAX_QUEUES) {
+		snprintf(err, errlen, "a budget of %" PRIu64 " bytes holds %u queues of %llu bytes, not 2..%d", budget, fit,
+			 BUDGET_QUEUE_BYTES, BUDGET_MAX_QUEUES);
+		return -1;
+	}
+	for (unsigned int i = 0; i <= fit; i++)
+		if (hq_open_retry(&q[i], err, errlen))
+			goto out;
+	for (unsigned int i = 0; i < fit; i++)
+		accepted += connect_cmd(&q[i], 0, NVMF_CNTLID_DYNAMIC, NULL, why, sizeof(why)) == 0;
+	all_fit = accepted == fit;
+	printf("budget: %u Connects whose bounce buffers fit: %u accepted (expected: %u)%s\n", fit, accepted, fit,
+	       all_fit ? "" : "  <-- differs");
+	st = connect_cmd(&q[fit], 0, NVMF_CNTLID_DYNAMIC, NULL, why, sizeof(why));
+	refused = st == NVME_SC_CONNECT_CTRL_BUSY;
+	printf("budget: one more: %s (expected: %s)%s\n", st == 0xFFFF ? why : st ? ernic_status_str(st) : "accepted",
+	       ernic_status_str(NVME_SC_CONNECT_CTRL_BUSY), refused ? "" : "  <-- differs");
+	hq_close(&q[0]);
+	end = now_ms() + 2000;
+	while (!again && now_ms() < end) {
+		usleep(50000);
+		st = connect_cmd(&q[fit], 0, NVMF_CNTLID_DYNAMIC, NULL, why, sizeof(why));
+		again = st == 0;
+		if (st != 0 && st != NVME_SC_CONNECT_CTRL_BUSY)
+			break;
+	}
+	printf("budget: its queue pair, once another queue closed: %s (expected: accepted)%s\n",
+	       again ? "accepted" : st == 0xFFFF ? why : ernic_status_str(st), again ? "" : "  <-- differs");
+	ok = all_fit + refused + again;
+out:
+	for (unsigned int i = 0; i <= fit; i++)
+		hq_close(&q[i]);
+	return ok;
+}
+
 /* A group's summary line, "NAME: OK/NR checks as expected", after why it could not run (@ok < 0); whether all were. */
 static bool checks_report(const char *name, int ok, int nr, const char *err)
 {
@@ -1128,9 +1191,26 @@ int main(int argc, char **argv)
 			       ? 0
 			       : 1;
 	}
+	if (argc == 6 && !strcmp(argv[1], "--budget")) {
+		unsigned long long budget = strtoull(argv[2], &end, 10);
+		char budget_err[256] = "";
+
+		if (*end || !budget) {
+			fprintf(stderr, TOOL ": --budget %s: not the target's --buffer-budget in bytes\n", argv[2]);
+			return 2;
+		}
+		addr_arg = argv[3];
+		port_arg = argv[4];
+		subnqn = argv[5];
+		return checks_report("budget", run_budget_cases(budget, budget_err, sizeof(budget_err)), BUDGET_NR_CHECKS,
+				     budget_err)
+			       ? 0
+			       : 1;
+	}
 	if (argc < 4 || argc > 6 || !strcmp(argv[1], "--help")) {
 		fprintf(stderr, "Usage: " TOOL " ADDR PORT SUBNQN [IDLE_TIMEOUT_S [TARGET_PID]]\n"
-				"       " TOOL " --room N ADDR PORT SUBNQN\n");
+				"       " TOOL " --room N ADDR PORT SUBNQN\n"
+				"       " TOOL " --budget BYTES ADDR PORT SUBNQN\n");
 		return 2;
 	}
 	if (argc == 6) {
