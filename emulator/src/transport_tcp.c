@@ -2044,6 +2044,11 @@ static void tcp_conn_close(struct tcp_conn *conn, int reason)
 
 	if (reason == -EPROTO)
 		tcp_conn_linger(conn);
+	/*
+	 * What other threads completed and this one has not taken yet (an AER an
+	 * event released just before the port stopped) goes out with the rest.
+	 */
+	tcp_take_done(conn);
 	pthread_mutex_lock(&conn->lock);
 	/* Completions still batched: sent if the host is still there, their slots freed either way. */
 	tcp_tx_flush_locked(conn, false);

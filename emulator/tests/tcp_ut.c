@@ -3155,6 +3155,31 @@ static void test_waits_for_the_host_are_counted_busy_polled_and_caught(void)
 	th_teardown(th);
 }
 
+/*
+ * An event raised just before the port stops: the AER it completes on
+ * another thread waits for the connection's thread to take it, and a
+ * connection closing for the stop sends it before it closes.
+ */
+static void test_an_aer_completed_just_before_the_port_stops_is_sent(void)
+{
+	struct th *th = th_setup(0);
+	struct nvme_cqe cqe;
+
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	th_aers_held(th, 500, 1);
+	/* The connection's thread asleep in recv(): it takes what other threads completed when it wakes. */
+	poll(NULL, 0, 30);
+	others_asleep();
+	ernic_target_ns_changed(th->tgt, 1);
+	ernic_tcp_port_stop(th->port, 0);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+	cqe = ((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+	CU_ASSERT(cqe.cid == 500);
+	CU_ASSERT(cqe.dw0 == NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
+	CU_ASSERT(th_closed(th));
+	th_teardown(th);
+}
+
 /* A peer that is no queue yet (no Connect) waits asleep: no CPU is spun for it. */
 static void test_no_busy_poll_before_connect(void)
 {
@@ -3451,6 +3476,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_reads_in_place_while_the_namespace_is_removed_complete_cleanly),
 	UT_CASE(test_waits_for_the_host_are_counted_busy_polled_and_caught),
 	UT_CASE(test_no_busy_poll_before_connect),
+	UT_CASE(test_an_aer_completed_just_before_the_port_stops_is_sent),
 	UT_CASE(test_a_host_gone_while_reads_are_spliced_costs_only_its_connection),
 	UT_CASE(test_reads_in_place_are_copied_unless_the_port_splices),
 	UT_CASE(test_write_of_128_kib_in_capsule),
