@@ -844,25 +844,30 @@ ERNICD_PID=""
 ERNICD_Q8_PID=""
 ERNICD_BUDGET_PID=""
 
-ernicd_stats() { # ernicd_stats TAG: SIGUSR1, then ernicd's counters JSON in $ERNICD_STATS
+# ernicd_stats TAG [PID STATS LOG]: SIGUSR1, then ernicd's counters JSON in STATS; by default the phase's ernicd
+# ($ERNICD_PID, $ERNICD_STATS, $ERNICD_LOG), else the one given
+ernicd_stats() {
 	# The JSON is read from the --stats file, or else from a new one-line JSON object on ernicd's stderr.
-	local n j
-	rm -f "$ERNICD_STATS"
-	n=$(wc -l <"$ERNICD_LOG")
-	kill -USR1 "$ERNICD_PID" 2>/dev/null || fail "ernicd is not running (counters $1)"
+	local pid stats elog n j
+	pid=${2:-$ERNICD_PID}
+	stats=${3:-$ERNICD_STATS}
+	elog=${4:-$ERNICD_LOG}
+	rm -f "$stats"
+	n=$(wc -l <"$elog")
+	kill -USR1 "$pid" 2>/dev/null || fail "ernicd is not running (counters $1)"
 	set_deadline 5
 	while :; do
 		# -s: jq -e takes an empty file for a true result
-		if [ -s "$ERNICD_STATS" ] && jq -e 'type == "object"' "$ERNICD_STATS" >/dev/null 2>&1; then break; fi
-		j=$(tail -n +"$((n + 1))" "$ERNICD_LOG" | grep '^ *{.*} *$' | tail -n 1)
+		if [ -s "$stats" ] && jq -e 'type == "object"' "$stats" >/dev/null 2>&1; then break; fi
+		j=$(tail -n +"$((n + 1))" "$elog" | grep '^ *{.*} *$' | tail -n 1)
 		if [ -n "$j" ] && printf '%s\n' "$j" | jq -e 'type == "object"' >/dev/null 2>&1; then
-			printf '%s\n' "$j" >"$ERNICD_STATS"
+			printf '%s\n' "$j" >"$stats"
 			break
 		fi
 		if past_deadline; then fail "ernicd printed no counters JSON (--stats file or stderr) within 5 s of SIGUSR1 ($1)"; fi
 		sleep 0.1
 	done
-	cp "$ERNICD_STATS" "$RESULTS/ernicd-stats-$1.json"
+	cp "$stats" "$RESULTS/ernicd-stats-$1.json"
 }
 
 ernicd_counters() { # ernicd_counters TAG: SIGUSR1, then "mr_in_use controllers io_queues" (each summed over the JSON)
@@ -1015,16 +1020,8 @@ ernicd_close() {
 	ERNICD_BUDGET_PID=$!
 	wait_listen "$ERNICD_BUDGET_PID"
 	connect "$NQN_ERNICD_BUDGET"
-	a=0
-	fio --name=budget --filename="$DEV" --rw=randwrite --bs=128k --size=32m --direct=1 --ioengine=libaio \
-		--iodepth=32 --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=json \
-		--output="$RESULTS/fio-budget.json" >"$RESULTS/fio-budget.out" 2>&1 || a=$?
-	n=$(jq -r '"\(.jobs[0].error) \(.jobs[0].write.io_bytes) \(.jobs[0].read.io_bytes)"' "$RESULTS/fio-budget.json" \
-		2>/dev/null || echo none)
-	if [ "$a" -ne 0 ] || [ "$n" != "0 33554432 33554432" ]; then
-		cat "$RESULTS/fio-budget.out"
-		fail "128 KiB writes and their verify under --buffer-budget 1M: fio exit $a, error, written, read: $n"
-	fi
+	fio_verify_start budget 128k 32 32
+	fio_verify_wait budget
 	disconnect "$NQN_ERNICD_BUDGET"
 	pid=$ERNICD_BUDGET_PID
 	ERNICD_BUDGET_PID=""
@@ -1080,18 +1077,21 @@ ernicd_io() { # ernicd_io OPC: I/O commands OPC (write, read) ernicd has execute
 	jq -r --arg o "$1" '.io_cmds[$o] // 0' "$ERNICD_STATS"
 }
 
-# A write-then-verify job: every 4 KiB block of the region written once with a crc32c header (offset, seed,
-# checksum), then every block read back and checked; verify_fatal stops at the first bad block.
-fio_verify_start() { # fio_verify_start NAME: the job on $DEV in the background, FIO_PID
-	fio --name="$1" --filename="$DEV" --rw=randwrite --bs=4k --size="${VERIFY_MIB}m" --direct=1 \
-		--ioengine=libaio --iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+# A write-then-verify job: every block of the region (4 KiB unless BS says) written once with a crc32c header
+# (offset, seed, checksum), then every block read back and checked; verify_fatal stops at the first bad block.
+# fio_verify_start NAME [BS MIB DEPTH]: the job on $DEV in the background, FIO_PID; MIB (default VERIFY_MIB) in
+# FIO_VERIFY_MIB for the check
+fio_verify_start() {
+	FIO_VERIFY_MIB=${3:-$VERIFY_MIB}
+	fio --name="$1" --filename="$DEV" --rw=randwrite --bs="${2:-4k}" --size="${FIO_VERIFY_MIB}m" --direct=1 \
+		--ioengine=libaio --iodepth="${4:-16}" --verify=crc32c --do_verify=1 --verify_fatal=1 \
 		--output-format=json --output="$RESULTS/fio-$1.json" >"$RESULTS/fio-$1.out" 2>&1 &
 	FIO_PID=$!
 }
 
-fio_verify_check() { # fio_verify_check NAME RC: exit 0, no error, all written and all read back
+fio_verify_check() { # fio_verify_check NAME RC: exit 0, no error, all FIO_VERIFY_MIB written and all read back
 	local err w r want
-	want=$((VERIFY_MIB * 1024 * 1024))
+	want=$((FIO_VERIFY_MIB * 1024 * 1024))
 	err=$(jq -r '.jobs[0].error' "$RESULTS/fio-$1.json" 2>/dev/null || echo none)
 	w=$(jq -r '.jobs[0].write.io_bytes' "$RESULTS/fio-$1.json" 2>/dev/null || echo none)
 	r=$(jq -r '.jobs[0].read.io_bytes' "$RESULTS/fio-$1.json" 2>/dev/null || echo none)
@@ -1107,7 +1107,7 @@ fio_verify_wait() { # fio_verify_wait NAME
 	wait "$FIO_PID" || rc=$?
 	FIO_PID=""
 	fio_verify_check "$1" "$rc"
-	log "fio $1: $VERIFY_MIB MiB written and read back, crc32c verify clean"
+	log "fio $1: $FIO_VERIFY_MIB MiB written and read back, crc32c verify clean"
 }
 
 # The path's block device counts completed I/O (6.1's multipath head node does not account it); the controller

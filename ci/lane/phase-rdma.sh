@@ -283,28 +283,17 @@ rdma_room_check() {
 	stop_ernicd "$pid" "ernicd --max-connections $ROOM_PLACES"
 }
 
-# rdma_buf_stats PID STATS TAG: SIGUSR1 to that ernicd, then its "rdma_buf" counters as "held budget refused"
-rdma_buf_stats() {
-	rm -f "$2"
-	kill -USR1 "$1" 2>/dev/null || fail "ernicd (--buffer-budget $RDMA_BUDGET) is not running (counters $3)"
-	set_deadline 5
-	until [ -s "$2" ] && jq -e 'type == "object"' "$2" >/dev/null 2>&1; do
-		if past_deadline; then fail "ernicd (--buffer-budget $RDMA_BUDGET) wrote no counters within 5 s ($3)"; fi
-		sleep 0.1
-	done
-	cp "$2" "$RESULTS/ernicd-rdma-budget-stats-$3.json"
-	jq -r '"\(.rdma_buf.held) \(.rdma_buf.budget) \(.rdma_buf.refused)"' "$2"
-}
-
-# rdma_buf_held_wait PID STATS TAG WANT: until that ernicd holds WANT bytes of bounce buffers (10 s); prints its counters
+# rdma_buf_held_wait PID STATS LOG TAG WANT: until that ernicd holds WANT bytes of bounce buffers (10 s); prints
+# its "rdma_buf" counters as "held budget refused"
 rdma_buf_held_wait() {
 	local m i
 	i=0
 	while :; do
-		m=$(rdma_buf_stats "$1" "$2" "$3")
-		[ "${m%% *}" = "$4" ] && break
+		ernicd_stats "rdma-budget-$4" "$1" "$2" "$3"
+		m=$(jq -r '"\(.rdma_buf.held) \(.rdma_buf.budget) \(.rdma_buf.refused)"' "$2")
+		[ "${m%% *}" = "$5" ] && break
 		i=$((i + 1))
-		[ "$i" -le 20 ] || fail "--buffer-budget $RDMA_BUDGET ($3): ernicd holds ${m%% *} bytes of bounce buffers, not $4"
+		[ "$i" -le 20 ] || fail "--buffer-budget $RDMA_BUDGET ($4): ernicd holds ${m%% *} bytes of bounce buffers, not $5"
 		sleep 0.5
 	done
 	echo "$m"
@@ -316,7 +305,7 @@ rdma_buf_held_wait() {
 # whole budget, and a crc32c write-and-verify passes; after its disconnect nothing is held again. Then
 # nvmf_rdma_sgl --budget checks the statuses Connect by Connect.
 rdma_budget_check() {
-	local log stats pid m a n
+	local log stats pid m
 	log=$RESULTS/ernicd-rdma-budget.log
 	stats=/tmp/ernicd-rdma-budget-stats.json
 	echo "rdma ernicd buffer budget" >/run/lane-step
@@ -341,26 +330,18 @@ rdma_budget_check() {
 	}
 	log "  $(grep -m 1 'connect refused host .* qid 2 ' "$log")"
 	log "  nvme connect: $(head -n 1 /tmp/connect.out); kernel: $(dmesg | grep -i 'connect command failed' | tail -n 1)"
-	m=$(rdma_buf_held_wait "$pid" "$stats" refused 0)
+	m=$(rdma_buf_held_wait "$pid" "$stats" "$log" refused 0)
 	case "$m" in
 	"0 $RDMA_BUDGET_BYTES "[1-9]*) ;;
 	*) fail "--buffer-budget $RDMA_BUDGET after the refused connect: held, budget, refused: $m" ;;
 	esac
 	rdma_connect "$NQN_ERNICD_RDMA_BUDGET" -i 1 -Q "$RDMA_BUDGET_QSIZE"
-	m=$(rdma_buf_held_wait "$pid" "$stats" connected "$RDMA_BUDGET_BYTES")
+	m=$(rdma_buf_held_wait "$pid" "$stats" "$log" connected "$RDMA_BUDGET_BYTES")
 	log "--buffer-budget $RDMA_BUDGET: one I/O queue of $RDMA_BUDGET_QSIZE entries connected; held, budget, refused: $m"
-	a=0
-	fio --name=rdma-budget --filename="$DEV" --rw=randwrite --bs=64k --size=8m --direct=1 --ioengine=libaio \
-		--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=json \
-		--output="$RESULTS/fio-rdma-budget.json" >"$RESULTS/fio-rdma-budget.out" 2>&1 || a=$?
-	n=$(jq -r '"\(.jobs[0].error) \(.jobs[0].write.io_bytes) \(.jobs[0].read.io_bytes)"' \
-		"$RESULTS/fio-rdma-budget.json" 2>/dev/null || echo none)
-	if [ "$a" -ne 0 ] || [ "$n" != "0 8388608 8388608" ]; then
-		cat "$RESULTS/fio-rdma-budget.out"
-		fail "writes and their verify under --buffer-budget $RDMA_BUDGET: fio exit $a, error, written, read: $n"
-	fi
+	fio_verify_start rdma-budget 64k 8 8
+	fio_verify_wait rdma-budget
 	disconnect "$NQN_ERNICD_RDMA_BUDGET"
-	m=$(rdma_buf_held_wait "$pid" "$stats" disconnected 0)
+	m=$(rdma_buf_held_wait "$pid" "$stats" "$log" disconnected 0)
 	log "--buffer-budget $RDMA_BUDGET: 8 MiB written and verified; after the disconnect held, budget, refused: $m"
 	# The same rule Connect by Connect, with the status itself: as many 8-entry admin queues (2 MiB of buffers
 	# each) as fit, one more Controller Busy, and that one accepted once another queue has closed.
@@ -372,7 +353,7 @@ rdma_budget_check() {
 			fail "nvmf_rdma_sgl --budget: the buffer budget did not do what is expected (the lines marked 'differs' above)"
 		}
 		cat "$RESULTS/budget.txt"
-		m=$(rdma_buf_held_wait "$pid" "$stats" sgl-closed 0)
+		m=$(rdma_buf_held_wait "$pid" "$stats" "$log" sgl-closed 0)
 		log "--buffer-budget $RDMA_BUDGET: after nvmf_rdma_sgl's queues closed held, budget, refused: $m"
 	fi
 	RDMA_PORT=$RDMA_PORT_ERNICD
