@@ -585,10 +585,10 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	/* The buffers before the place is settled: no newcomer may evict a queue the controller already has. */
 	mapped = !status && nvmf_rdma_queue_map_bufs(q) == 0;
 	ernic_place_connect_done(&q->port->places, &q->place, mapped);
-	/* A refused Connect keeps nothing: the queue pair may Connect again, and reserves again then. */
-	if (status && !q->buf_mr)
-		nvmf_rdma_buf_release(q);
 	if (status) {
+		/* A refused Connect keeps nothing: the queue pair may Connect again, and reserves again then. */
+		if (!q->buf_mr)
+			nvmf_rdma_buf_release(q);
 		ernic_log(&q->port->log, NVMF_RDMA_LOG_CONNECT_REFUSED, "connect refused host %s qid %u peer %s: %s",
 			  claimed, cmd->qid, q->peer, ernic_status_str(status));
 		return true;
