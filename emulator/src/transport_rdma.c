@@ -9,7 +9,13 @@
  * queue entry the host announced (HSQSIZE + 1): the 64-byte command and, on
  * an I/O queue, the port's in-capsule data (none by default: IOCCSZ 4, as the
  * seed's RNIC; 4096 gives nvmet-rdma's IOCCSZ 260; the admin queue takes
- * none, as on nvmet-rdma). Each capsule becomes a
+ * none, as on nvmet-rdma). Until its Connect succeeds only the first of them
+ * is registered and posted: a host sends nothing else on a queue pair before
+ * that Connect is answered, and the rest are posted before the answer goes.
+ * (A host that sends more meets receiver-not-ready until then.) So a queue
+ * pair that never Connects pins one receive buffer, not HSQSIZE + 1 of them:
+ * 16 KiB where they would be 2 MiB at 16 KiB of in-capsule data and
+ * HSQSIZE 127. Each capsule becomes a
  * struct ernic_req handed to ernic_req_exec(), as on the other ports; the
  * only thing this file adds is moving data:
  *
@@ -32,7 +38,9 @@
  * what it had. The full ones are reserved against the port's budget
  * (ernic_rdma_port_opts.buf_budget) before the Connect runs, and a Connect
  * they would not fit is answered Connect Controller Busy without running:
- * the controller core never has it, so nothing is undone.
+ * the controller core never has it, so nothing is undone. (The rest of the
+ * receive queue, registered after the Connect, is not counted: at most
+ * HSQSIZE x 16 KiB of in-capsule data, against 2 x HSQSIZE x 128 KiB.)
  *
  * The key, the bounds and the rights are the host RNIC's to check: a bad one
  * fails the READ or WRITE with a remote access error and, as on any RNIC, the
@@ -152,8 +160,14 @@ struct nvmf_rdma_queue {
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
-	struct ibv_mr *capsule_mr, *rsp_mr, *connect_buf_mr, *buf_mr;
-	uint8_t *capsules;  /* nr_recv receive buffers of recv_size bytes */
+	/*
+	 * capsule_mr: what receives are posted with: the first receive buffer
+	 * until the Connect, then all of them (first_capsule_mr keeps the first
+	 * registration, which a receive posted before may still name).
+	 */
+	struct ibv_mr *capsule_mr, *first_capsule_mr, *rsp_mr, *connect_buf_mr, *buf_mr;
+	uint8_t *capsules;  /* nr_recv receive buffers of recv_size bytes (mmap: untouched ones cost nothing) */
+	size_t capsules_len;
 	uint32_t recv_size; /* a command, and the port's in-capsule data on an I/O queue */
 	struct nvme_cqe *rsps;
 	uint8_t *connect_bufs; /* nr_reqs of NVMF_RDMA_CONNECT_BUF_SIZE, registered at accept */
@@ -548,11 +562,15 @@ static void nvmf_rdma_buf_release(struct nvmf_rdma_queue *q)
 }
 
 /*
- * The full bounce buffers, once the queue serves a controller (see the top of
- * the file); the queue's thread only.
+ * What a queue serving a controller has and a queue pair before its Connect
+ * has not (see the top of the file): the full bounce buffers, and the rest of
+ * the receive queue, posted before the Connect's answer is. The queue's
+ * thread only.
  */
-static int nvmf_rdma_queue_map_bufs(struct nvmf_rdma_queue *q)
+static int nvmf_rdma_queue_grow(struct nvmf_rdma_queue *q)
 {
+	struct ibv_mr *ring;
+
 	if (q->buf_mr)
 		return 0;
 	q->bufs_len = (size_t)q->nr_reqs * NVMF_RDMA_BUF_SIZE;
@@ -562,7 +580,16 @@ static int nvmf_rdma_queue_map_bufs(struct nvmf_rdma_queue *q)
 		return -ENOMEM;
 	}
 	q->buf_mr = ibv_reg_mr(q->pd, q->bufs, q->bufs_len, IBV_ACCESS_LOCAL_WRITE);
-	return q->buf_mr ? 0 : -ENOMEM;
+	if (!q->buf_mr)
+		return -ENOMEM;
+	ring = ibv_reg_mr(q->pd, q->capsules, q->capsules_len, IBV_ACCESS_LOCAL_WRITE);
+	if (!ring)
+		return -ENOMEM;
+	q->capsule_mr = ring;
+	for (uint32_t i = 1; i < q->nr_recv; i++)
+		if (nvmf_rdma_post_recv(q, &q->recvs[i]))
+			return -ENOMEM;
+	return 0;
 }
 
 /*
@@ -583,7 +610,7 @@ static bool nvmf_rdma_connected(struct nvmf_rdma_queue *q, struct nvmf_rdma_req 
 	if (data && !q->place.connected)
 		memcpy(q->hostnqn, claimed, sizeof(claimed));
 	/* The buffers before the place is settled: no newcomer may evict a queue the controller already has. */
-	mapped = !status && nvmf_rdma_queue_map_bufs(q) == 0;
+	mapped = !status && nvmf_rdma_queue_grow(q) == 0;
 	ernic_place_connect_done(&q->port->places, &q->place, mapped);
 	if (status) {
 		/* A refused Connect keeps nothing: the queue pair may Connect again, and reserves again then. */
@@ -814,8 +841,10 @@ static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
 		ibv_destroy_cq(q->cq);
 	if (q->cc)
 		ibv_destroy_comp_channel(q->cc);
-	if (q->capsule_mr)
+	if (q->capsule_mr && q->capsule_mr != q->first_capsule_mr)
 		ibv_dereg_mr(q->capsule_mr);
+	if (q->first_capsule_mr)
+		ibv_dereg_mr(q->first_capsule_mr);
 	if (q->rsp_mr)
 		ibv_dereg_mr(q->rsp_mr);
 	if (q->connect_buf_mr)
@@ -828,7 +857,8 @@ static void nvmf_rdma_queue_free(struct nvmf_rdma_queue *q)
 		munmap(q->bufs, q->bufs_len);
 	nvmf_rdma_buf_release(q);
 	free(q->connect_bufs);
-	free(q->capsules);
+	if (q->capsules)
+		munmap(q->capsules, q->capsules_len);
 	free(q->rsps);
 	free(q->recvs);
 	free(q->reqs);
@@ -958,7 +988,7 @@ static void nvmf_rdma_peer_name(struct rdma_cm_id *id, char *buf, size_t len)
 	}
 }
 
-/* Protection domain, completion queue and channel, queue pair, buffers, posted receives. */
+/* Protection domain, completion queue and channel, queue pair, buffers, the first receive posted. */
 static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 {
 	struct rdma_cm_id *id = q->cm_id;
@@ -989,7 +1019,9 @@ static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 
 	/* The host puts no data in an admin queue's capsules (nvme-rdma does not; nor does nvmet-rdma take any). */
 	q->recv_size = (uint32_t)sizeof(struct nvme_sqe) + (q->cm_qid ? q->port->ops.in_capsule_data_size : 0);
-	if (posix_memalign((void **)&q->capsules, 64, (size_t)q->nr_recv * q->recv_size))
+	q->capsules_len = (size_t)q->nr_recv * q->recv_size;
+	q->capsules = mmap(NULL, q->capsules_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->capsules == MAP_FAILED)
 		q->capsules = NULL;
 	q->recvs = calloc(q->nr_recv, sizeof(*q->recvs));
 	q->rsps = calloc(q->nr_reqs, sizeof(*q->rsps));
@@ -997,7 +1029,9 @@ static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 	q->connect_bufs = calloc(q->nr_reqs, NVMF_RDMA_CONNECT_BUF_SIZE);
 	if (!q->capsules || !q->recvs || !q->rsps || !q->reqs || !q->connect_bufs)
 		return -ENOMEM;
-	q->capsule_mr = ibv_reg_mr(q->pd, q->capsules, (size_t)q->nr_recv * q->recv_size, IBV_ACCESS_LOCAL_WRITE);
+	/* The first receive buffer only, until the Connect (nvmf_rdma_queue_grow()). */
+	q->first_capsule_mr = ibv_reg_mr(q->pd, q->capsules, q->recv_size, IBV_ACCESS_LOCAL_WRITE);
+	q->capsule_mr = q->first_capsule_mr;
 	q->rsp_mr = ibv_reg_mr(q->pd, q->rsps, q->nr_reqs * sizeof(*q->rsps), 0);
 	q->connect_buf_mr = ibv_reg_mr(q->pd, q->connect_bufs, (size_t)q->nr_reqs * NVMF_RDMA_CONNECT_BUF_SIZE,
 				       IBV_ACCESS_LOCAL_WRITE);
@@ -1011,12 +1045,9 @@ static int nvmf_rdma_queue_setup(struct nvmf_rdma_queue *q)
 		r->next_free = q->free_reqs;
 		q->free_reqs = r;
 	}
-	for (uint32_t i = 0; i < q->nr_recv; i++) {
+	for (uint32_t i = 0; i < q->nr_recv; i++)
 		q->recvs[i].capsule = (struct nvme_sqe *)(q->capsules + (size_t)i * q->recv_size);
-		if (nvmf_rdma_post_recv(q, &q->recvs[i]))
-			return -ENOMEM;
-	}
-	return 0;
+	return nvmf_rdma_post_recv(q, &q->recvs[0]) ? -ENOMEM : 0;
 }
 
 static void nvmf_rdma_reject(struct rdma_cm_id *id, uint16_t sts)

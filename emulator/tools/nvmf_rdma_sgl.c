@@ -25,7 +25,7 @@
  * Connected, and a Disconnect whose answer finds no receive (both closed).
  * With TARGET_PID (the target's process, on this machine), what queue pairs
  * pin there (VmPin): one never Connected only a Connect data's worth per
- * slot, one Connected its MDTS bounce buffers as well.
+ * slot and one receive buffer, one Connected its MDTS bounce buffers as well.
  * Always: a Connect naming another QID than its connection request did is
  * refused ("qid: ...", 1 check).
  *
@@ -44,7 +44,7 @@
  * Prints one line per case, "ksgl: <case>: <outcome> (table: <outcome>)",
  * then "ksgl: N/N cases as the table says", "disconnect: <check>: <outcome>"
  * and "disconnect: N/4 checks as expected", "idle: ..." and "idle: N/3 checks
- * as expected" with IDLE_TIMEOUT_S, "pin: ..." and "pin: N/2 checks as
+ * as expected" with IDLE_TIMEOUT_S, "pin: ..." and "pin: N/3 checks as
  * expected" with TARGET_PID, then "icd: <case>: <status>
  * (expected: <status>)" and "icd: N/N cases as expected". Exit 0 when all
  * are, 1 when one is not, 2 on bad arguments, 77 when the device cannot bind
@@ -68,6 +68,7 @@
 
 #include "ernic/ernic.h"
 #include "ernic/nvme_spec.h"
+#include "ernic/rdma.h"
 #include "keyed_sgl_cases.h"
 
 #define TOOL "nvmf_rdma_sgl"
@@ -171,14 +172,15 @@ static int hq_post_recv(struct hq *q, int i)
 }
 
 /*
- * Connect a queue pair for NVMe queue @qid (RDMA binding: the CM private
- * data), offering @ird RDMA READs for the target to have outstanding.
+ * Connect a queue pair for NVMe queue @qid of @entries entries (RDMA binding:
+ * the CM private data; this host takes at most QSIZE commands outstanding),
+ * offering @ird RDMA READs for the target to have outstanding.
  */
-static int hq_open_ird(struct hq *q, uint16_t qid, uint8_t ird, char *err, size_t errlen)
+static int hq_open_sized(struct hq *q, uint16_t qid, uint16_t entries, uint8_t ird, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV }, *ai;
-	struct nvme_rdma_cm_req req = { .recfmt = NVME_RDMA_CM_FMT_1_0, .qid = qid, .hrqsize = QSIZE,
-					.hsqsize = QSIZE - 1, .cntlid = NVMF_CNTLID_DYNAMIC };
+	struct nvme_rdma_cm_req req = { .recfmt = NVME_RDMA_CM_FMT_1_0, .qid = qid, .hrqsize = entries,
+					.hsqsize = (uint16_t)(entries - 1), .cntlid = NVMF_CNTLID_DYNAMIC };
 	/* rnr_retry_count 7: the target's SENDs meet a full receive queue without end, as a hostile host may ask. */
 	struct rdma_conn_param param = { .private_data = &req, .private_data_len = sizeof(req),
 					 .initiator_depth = RDMA_MAX_INIT_DEPTH,
@@ -240,6 +242,11 @@ static int hq_open_ird(struct hq *q, uint16_t qid, uint8_t ird, char *err, size_
 		return -1;
 	fcntl(q->ch->fd, F_SETFL, fcntl(q->ch->fd, F_GETFL) | O_NONBLOCK);
 	return 0;
+}
+
+static int hq_open_ird(struct hq *q, uint16_t qid, uint8_t ird, char *err, size_t errlen)
+{
+	return hq_open_sized(q, qid, QSIZE, ird, err, errlen);
 }
 
 static int hq_open(struct hq *q, uint16_t qid, char *err, size_t errlen)
@@ -924,16 +931,25 @@ static long vm_pin_settled(long pid)
  * buffers, receive buffers, responses), where MDTS bounce buffers would be
  * 2 x QSIZE x 128 KiB = 2 MiB; then a Connect on one of them registers those
  * (VmPin grows by at least that), which also shows VmPin counts the target's
- * registrations at all. Prints one line per check; returns how many were as
- * expected, -1 when the cases could not run.
+ * registrations at all. Then PIN_NR_QPS I/O queue pairs of the target's
+ * default queue size, never Connected: each pins its slots' Connect-data
+ * buffers and responses and one receive buffer of any in-capsule data size
+ * (PIN_MAX_UNCONNECTED_IO_KIB), not a receive buffer per entry (at the
+ * lane's 4 KiB of in-capsule data, 128 of 4160 bytes: 520 KiB more). Prints
+ * one line per check; returns how many were as expected, -1 when the cases
+ * could not run.
  */
-#define PIN_NR_CHECKS 2
+#define PIN_NR_CHECKS 3
 #define PIN_NR_QPS 8
 #define PIN_MAX_UNCONNECTED_KIB 256
+#define PIN_IO_QSIZE ERNIC_DEFAULT_QUEUE_SIZE
+/* 2 x entries slots of 1 KiB and 16 B, one command with the most in-capsule data, and a page more per registration */
+#define PIN_MAX_UNCONNECTED_IO_KIB                                                                                   \
+	(2L * PIN_IO_QSIZE * (1024 + 16) / 1024 + (64 + ERNIC_RDMA_MAX_IN_CAPSULE_DATA + 1023) / 1024 + 3 * 4)
 static int run_pin_cases(long pid, char *err, size_t errlen)
 {
-	struct hq qp[PIN_NR_QPS] = { 0 };
-	long base, unconnected, connected, per_qp, grew;
+	struct hq qp[PIN_NR_QPS] = { 0 }, io[PIN_NR_QPS] = { 0 };
+	long base, unconnected, connected, per_qp, grew, io_base, per_io_qp;
 	const long mdts_kib = 2L * QSIZE * (ERNIC_MAX_XFER / 1024);
 	uint16_t cntlid;
 	int ok = -1;
@@ -957,9 +973,23 @@ static int run_pin_cases(long pid, char *err, size_t errlen)
 	printf("pin: a Connect on one of them: %ld KiB more (expected: at least %ld, its bounce buffers)%s\n", grew,
 	       mdts_kib, grew >= mdts_kib ? "" : "  <-- differs");
 	ok = (per_qp <= PIN_MAX_UNCONNECTED_KIB) + (grew >= mdts_kib);
-out:
+	io_base = connected;
 	for (int i = 0; i < PIN_NR_QPS; i++)
+		if (hq_open_sized(&io[i], 1, PIN_IO_QSIZE, RDMA_MAX_RESP_RES, err, errlen)) {
+			ok = -1;
+			goto out;
+		}
+	per_io_qp = (vm_pin_settled(pid) - io_base) / PIN_NR_QPS;
+	printf("pin: %d I/O queue pairs of %d entries never Connected: %ld KiB each (expected: at most %ld, one"
+	       " receive buffer)%s\n",
+	       PIN_NR_QPS, PIN_IO_QSIZE, per_io_qp, PIN_MAX_UNCONNECTED_IO_KIB,
+	       per_io_qp <= PIN_MAX_UNCONNECTED_IO_KIB ? "" : "  <-- differs");
+	ok += per_io_qp <= PIN_MAX_UNCONNECTED_IO_KIB;
+out:
+	for (int i = 0; i < PIN_NR_QPS; i++) {
 		hq_close(&qp[i]);
+		hq_close(&io[i]);
+	}
 	return ok;
 }
 
