@@ -1827,7 +1827,16 @@ static void fio_ernic_cleanup(struct thread_data *td)
 struct ioengine_ops ioengine = {
 	.name			= "ernic",
 	.version		= FIO_IOOPS_VERSION,
-	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_MEMALIGN | FIO_ASYNCIO_SETS_ISSUE_TIME,
+	/*
+	 * FIO_RAWIO as well as FIO_MEMALIGN: fio 3.33 only sizes the buffer area
+	 * for alignment on the latter; the I/O buffers start on a page only for a
+	 * direct or raw I/O engine. Off a page (malloc's 16 bytes), a 1 MiB
+	 * passthrough spans 257 pages, one more than a bio maps at once: the
+	 * kernel then makes a second bio, which an NVMe queue's virt boundary
+	 * refuses to join, and the command fails with EINVAL unless the pages
+	 * happen to be physically contiguous (huge pages).
+	 */
+	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_MEMALIGN | FIO_RAWIO | FIO_ASYNCIO_SETS_ISSUE_TIME,
 	.init			= fio_ernic_init,
 	.post_init		= fio_ernic_post_init,
 	.io_u_init		= fio_ernic_io_u_init,

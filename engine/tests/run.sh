@@ -114,6 +114,18 @@ else
 	fail "split-1m: 1 MiB read not counted as 8 capsules:"; cat "$out/split-1m.stats.json" "$out/split-1m.err" 2>/dev/null
 fi
 
+# I/O buffers on a page (fio's memory debug lines say where each io_u's buffer is): off one, a 1 MiB
+# passthrough spans one page more than the kernel maps into a bio, and fails with EINVAL (see the engine's flags).
+if (cd "$out" && fio --name=aligned --ioengine="$ioengine" --thread=1 --filename=ernic0 --size=64M --rw=read \
+	--bs=1m --iodepth=4 --number_ios=4 --debug=mem >"$out/aligned.out" 2>&1) &&
+	grep -o 'io_u 0x[0-9a-f]*, mem 0x[0-9a-f]*' "$out/aligned.out" | sed 's/.* //' >"$out/aligned.bufs" &&
+	n=$(grep -c . "$out/aligned.bufs") && [ "$n" -ge 4 ] && ! grep -qv '000$' "$out/aligned.bufs"; then
+	pass "aligned: each of the $n I/O buffers starts on a page"
+else
+	fail "aligned: I/O buffers off a page boundary (or the job failed):"
+	cat "$out/aligned.bufs" 2>/dev/null; grep -i err "$out/aligned.out" 2>/dev/null | head -5
+fi
+
 # Without ernic_stats= the engine writes to $ERNIC_STATS (how suites/run keeps every case's first failure);
 # ernic_stats= in the job wins over it.
 if ERNIC_STATS="$out/env.stats.json" run stats-env --name=stats-env --ioengine="$ioengine" --thread=1 \
