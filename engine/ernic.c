@@ -1834,7 +1834,8 @@ struct ioengine_ops ioengine = {
 	 * passthrough spans 257 pages, one more than a bio maps at once: the
 	 * kernel then makes a second bio, which an NVMe queue's virt boundary
 	 * refuses to join, and the command fails with EINVAL unless the pages
-	 * happen to be physically contiguous (huge pages).
+	 * happen to be physically contiguous (a huge page, or a run of free
+	 * pages on a fresh machine).
 	 */
 	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_MEMALIGN | FIO_RAWIO | FIO_ASYNCIO_SETS_ISSUE_TIME,
 	.init			= fio_ernic_init,
