@@ -272,8 +272,7 @@ static void smart_log(struct ernic_ctrlr *ctrlr, struct nvme_smart_log *log)
 /*
  * The window a Get Log Page asks for (Base 2.0 5.16): NUMDU:NUMDL + 1 dwords
  * (up to 2^32, so counted in 64 bits) from LPO, which must be dword aligned
- * and inside the page, and no more than MDTS. A log whose read has side
- * effects checks it before building, so a command that fails clears nothing.
+ * and inside the page, and no more than MDTS.
  */
 static uint16_t log_page_window(const struct ernic_req *req, size_t size, uint64_t *lpo, uint64_t *len)
 {
@@ -288,27 +287,39 @@ static uint16_t log_page_window(const struct ernic_req *req, size_t size, uint64
 	return NVME_SC_SUCCESS;
 }
 
-uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t size)
+/*
+ * The window of a page of @size bytes, and the host's buffer for it: @buf
+ * takes @data_len bytes from the page's byte @lpo, and the transport sends
+ * the rest of the window as zeros (under MDTS 0 a host may ask for up to
+ * 4 GiB of a 512-byte page, which needs no buffer of that size). A log whose
+ * read has side effects maps before it makes them, so that a command that
+ * fails (a bad window, an SGL too short for it) clears nothing.
+ */
+static uint16_t log_page_map(struct ernic_req *req, size_t size, uint64_t *lpo, void **buf, uint64_t *data_len)
 {
-	uint64_t lpo, len, data_len;
-	void *buf;
-	uint16_t status;
+	uint64_t len;
+	uint16_t status = log_page_window(req, size, lpo, &len);
 
-	status = log_page_window(req, size, &lpo, &len);
 	if (status)
 		return status;
-	/*
-	 * Bytes past the end of the page read as zero. Under MDTS 0 a host may
-	 * ask for up to 4 GiB of a 512-byte page: the transport sends those
-	 * zeros without a buffer of that size.
-	 */
-	data_len = MIN(len, size - lpo);
-	status = ernic_req_map_c2h_zero_tail(req, (uint32_t)len, (uint32_t)data_len, &buf);
+	*data_len = MIN(len, size - *lpo);
+	status = ernic_req_map_c2h_zero_tail(req, (uint32_t)len, (uint32_t)*data_len, buf);
+	if (status)
+		return status;
+	ernic_stat_add(&req->sq->stats.bytes_read, len);
+	return NVME_SC_SUCCESS;
+}
+
+uint16_t ernic_req_send_log_page(struct ernic_req *req, const void *page, size_t size)
+{
+	uint64_t lpo, data_len;
+	void *buf;
+	uint16_t status = log_page_map(req, size, &lpo, &buf, &data_len);
+
 	if (status)
 		return status;
 	if (data_len)
 		memcpy(buf, (const uint8_t *)page + lpo, data_len);
-	ernic_stat_add(&req->sq->stats.bytes_read, len);
 	return NVME_SC_SUCCESS;
 }
 
@@ -383,27 +394,34 @@ static uint16_t cmd_effects_log(const struct ernic_req *req, struct nvme_cmd_eff
  * Changed Namespace List: what ernic_target_ns_changed() gathered. Reading it
  * with RAE clear empties it and rearms the Namespace Attribute Notice (Base
  * 2.0 5.2: an event type stays masked until its log page is read); a read
- * whose window is invalid (log_page_window()) does neither.
+ * that fails (log_page_map()) does neither. The list is copied and emptied
+ * under the controller's lock, so a change that comes meanwhile is either in
+ * this read or kept for the next.
  */
-static uint16_t changed_ns_log(struct ernic_req *req, struct nvme_changed_ns_log *log)
+static uint16_t changed_ns_log(struct ernic_req *req)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
-	uint64_t lpo, len;
-	uint16_t status = log_page_window(req, sizeof(*log), &lpo, &len);
+	struct nvme_changed_ns_log log;
+	uint64_t lpo, data_len;
+	void *buf;
+	uint16_t status = log_page_map(req, sizeof(log), &lpo, &buf, &data_len);
 
 	if (status)
 		return status;
+	memset(&log, 0, sizeof(log));
 	pthread_mutex_lock(&ctrlr->lock);
 	if (ctrlr->changed_ns_overflow)
-		log->nsid[0] = NVME_CHANGED_NS_OVERFLOW;
+		log.nsid[0] = NVME_CHANGED_NS_OVERFLOW;
 	else
-		memcpy(log->nsid, ctrlr->changed_ns, ctrlr->nr_changed_ns * sizeof(uint32_t));
+		memcpy(log.nsid, ctrlr->changed_ns, ctrlr->nr_changed_ns * sizeof(uint32_t));
 	if (!(req->sqe.cdw10 & NVME_LOG_RAE)) {
 		ctrlr->nr_changed_ns = 0;
 		ctrlr->changed_ns_overflow = false;
 	}
 	ernic_ctrlr_aen_rearm_locked(ctrlr, req, NVME_CTRL_OAES_NS_ATTR);
 	pthread_mutex_unlock(&ctrlr->lock);
+	if (data_len)
+		memcpy(buf, (const uint8_t *)&log + lpo, data_len);
 	return NVME_SC_SUCCESS;
 }
 
@@ -448,11 +466,7 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 		break;
 	}
 	case NVME_LOG_CHANGED_NS:
-		status = changed_ns_log(req, (struct nvme_changed_ns_log *)page);
-		if (status)
-			return status;
-		size = sizeof(struct nvme_changed_ns_log);
-		break;
+		return changed_ns_log(req);
 	case NVME_LOG_ANA:
 		return admin_ana_log(req);
 	default:

@@ -95,7 +95,7 @@ static uint16_t connect_check(struct ernic_req *req, struct nvmf_connect_data *d
  * The step both Connects end with, as nvmet's nvmet_install_queue: the queue
  * becomes queue QID of @ctrlr with SQSIZE + 1 entries, and the completion
  * carries the controller's CNTLID (Fabrics 3.3, Figure 22). A QID already
- * taken is Controller Busy.
+ * taken is Command Sequence Error, as nvmet answers since it checks for one.
  */
 static uint16_t connect_install_sq(struct ernic_req *req, struct ernic_ctrlr *ctrlr)
 {
@@ -106,7 +106,7 @@ static uint16_t connect_install_sq(struct ernic_req *req, struct ernic_ctrlr *ct
 	if (rc == -ENODEV)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	if (rc)
-		return NVME_SC_CONNECT_CTRL_BUSY;
+		return NVME_SC_CMD_SEQ_ERROR;
 	req->cqe.dw0 = ctrlr->cntlid;
 	/* As Fabrics 1.1 and Linux nvmet: the response's SQHD says it is off, later CQEs leave SQHD 0. */
 	if (cmd->cattr & NVMF_CONNECT_CATTR_DISABLE_SQFLOW) {
@@ -142,14 +142,18 @@ static uint16_t connect_admin(struct ernic_req *req, const struct nvmf_connect_d
 /*
  * An I/O Connect joins the enabled controller the host's admin Connect
  * created, holding a reference from lookup to attach: the controller's other
- * queues may all go meanwhile.
+ * queues may all go meanwhile. It names that controller's subsystem: the
+ * discovery NQN, which connect_check() lets past the subsystem and host
+ * checks, names no controller with I/O queues.
  */
-static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data *data)
+static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data *data, bool discovery)
 {
 	const struct nvmf_connect_cmd *cmd = (const struct nvmf_connect_cmd *)&req->sqe;
 	struct ernic_ctrlr *ctrlr;
 	uint16_t status;
 
+	if (discovery)
+		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(subnqn));
 	ctrlr = ernic_ctrlr_lookup(req->sq->tgt, data->cntlid, data->hostnqn);
 	if (ERNIC_UNLIKELY(ernic_test_hooks.io_connect_looked_up != NULL))
 		ernic_test_hooks.io_connect_looked_up(req);
@@ -178,7 +182,7 @@ static uint16_t fabrics_connect(struct ernic_req *req)
 
 	status = connect_check(req, &data, &discovery);
 	if (status == NVME_SC_SUCCESS)
-		status = cmd->qid == 0 ? connect_admin(req, &data, discovery) : connect_io(req, &data);
+		status = cmd->qid == 0 ? connect_admin(req, &data, discovery) : connect_io(req, &data, discovery);
 	/*
 	 * A refused Connect leaves no binding behind: the queue is back at its
 	 * port's home target, as it came, for the host's next Connect on it

@@ -669,15 +669,36 @@ static void test_io_connect_before_cc_en_is_cmd_seq_error(void)
 	fx_fini();
 }
 
-static void test_io_connect_same_qid_twice_is_ctrl_busy(void)
+/* As nvmet (nvmet_install_queue()): a QID the controller already has is Command Sequence Error, with DNR. */
+static void test_io_connect_same_qid_twice_is_cmd_seq_error(void)
 {
 	struct nvme_cqe cqe;
 
 	fx_up();
 	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, &cqe), NVME_SC_SUCCESS);
-	CU_ASSERT_EQUAL(connect_io(fx.q[2], 1, fx.cntlid, &cqe), NVME_SC_CONNECT_CTRL_BUSY);
+	CU_ASSERT_EQUAL(connect_io(fx.q[2], 1, fx.cntlid, &cqe), NVME_SC_CMD_SEQ_ERROR);
+	CU_ASSERT((cqe.status & NVME_CQE_STATUS_DNR) != 0);
 	CU_ASSERT_EQUAL(counters()->io_queues, 1);
 	CU_ASSERT_FALSE(fx.q[2]->sq.connected);
+	fx_fini();
+}
+
+/*
+ * An I/O Connect naming the discovery NQN, with the CNTLID and host NQN of an
+ * enabled NVM controller, is Connect Invalid Parameters at SUBNQN (it joined
+ * that controller, and the queue's Writes succeeded).
+ */
+static void test_io_connect_naming_the_discovery_nqn_is_invalid_param_ipo256(void)
+{
+	struct nvme_cqe cqe;
+
+	fx_up();
+	CU_ASSERT_EQUAL(connect_full(fx.q[1], 1, 31, fx.cntlid, NVMF_DISC_NQN, HOSTNQN, 0, &cqe),
+			NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(cqe.dw0, disc_dw0(NVMF_CONNECT_IATTR_DATA, 256));
+	CU_ASSERT_FALSE(fx.q[1]->sq.connected);
+	CU_ASSERT_EQUAL(counters()->io_queues, 0);
+	CU_ASSERT_EQUAL(connect_io(fx.q[1], 1, fx.cntlid, &cqe), NVME_SC_SUCCESS);
 	fx_fini();
 }
 
@@ -1894,6 +1915,26 @@ static void test_changed_ns_list_survives_a_read_that_fails(void)
 	fx_fini();
 }
 
+/* Nor does one whose window is valid but whose SGL is too short for it: the transfer is checked before the list is emptied. */
+static void test_changed_ns_list_survives_a_read_whose_sgl_is_short(void)
+{
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN];
+	struct nvme_sqe sqe;
+	uint32_t numd = 4096 / 4 - 1;
+
+	fx_up();
+	cfg_small(&cfg);
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(fx.tgt, 2, &cfg, NULL, NULL, err, sizeof(err)), 0);
+	sqe_init(&sqe, NVME_ADMIN_GET_LOG_PAGE, 0x21);
+	sqe.cdw10 = NVME_LOG_CHANGED_NS | (numd & 0xFFFF) << 16;
+	CU_ASSERT_EQUAL(run(fx.q[0], &sqe, 64, NULL), NVME_SC_SGL_INVALID_DATA_LEN);
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(((const uint32_t *)fx.q[0]->buf)[0], 2);
+	CU_ASSERT_EQUAL(((const uint32_t *)fx.q[0]->buf)[1], 0);
+	fx_fini();
+}
+
 static void test_changed_ns_list_of_more_than_1024_is_ffffffff_then_zeroes(void)
 {
 	const uint32_t *list;
@@ -2889,7 +2930,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_cmd_effects_log_of_another_command_set_is_invalid_log_page),
 	UT_CASE(test_changed_ns_list_of_more_than_1024_is_ffffffff_then_zeroes),
 	UT_CASE(test_changed_ns_list_is_kept_with_the_notice_disabled),
-	UT_CASE(test_changed_ns_list_survives_a_read_that_fails),
+	UT_CASE(test_changed_ns_list_survives_a_read_that_fails), UT_CASE(test_changed_ns_list_survives_a_read_whose_sgl_is_short),
 	UT_CASE(test_ns_attr_notice_is_masked_until_the_log_is_read),
 	UT_CASE(test_queue_count_changes_are_honoured_on_reconnect),
 	UT_CASE(test_two_connects_get_different_cntlids),
@@ -2906,7 +2947,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_io_connect_qid_beyond_granted_queues_is_invalid_param_ipo42),
 	UT_CASE(test_io_connect_sqsize_over_mqes_is_invalid_param_ipo44),
 	UT_CASE(test_connect_disabling_sq_flow_control_stops_sqhd_reports),
-	UT_CASE(test_io_connect_before_cc_en_is_cmd_seq_error), UT_CASE(test_io_connect_same_qid_twice_is_ctrl_busy),
+	UT_CASE(test_io_connect_before_cc_en_is_cmd_seq_error), UT_CASE(test_io_connect_same_qid_twice_is_cmd_seq_error),
+	UT_CASE(test_io_connect_naming_the_discovery_nqn_is_invalid_param_ipo256),
 	UT_CASE(test_property_get_cap_mqes_mpsmin_and_8_byte_only),
 	UT_CASE(test_property_get_cap_mqes_follows_queue_size_128),
 	UT_CASE(test_property_get_vs_at_least_1_3_and_4_byte_only), UT_CASE(test_cc_en_sets_csts_rdy_and_cc_reads_back),
