@@ -940,6 +940,20 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 	return 0;
 }
 
+/*
+ * Complete a held AER. Its CQE reports the SQ head as it is now, not as it
+ * was when the command was fetched: any number of commands may have come
+ * since, and a head that old, taken modulo the queue size, can tell a host
+ * that tracks it that entries it has not yet had consumed are free.
+ */
+static void ctrlr_complete_held(struct ernic_req *req, uint16_t status, uint32_t dw0)
+{
+	ernic_req_set_status(req, status);
+	req->cqe.dw0 = dw0;
+	req->cqe.sqhd = ernic_sq_cqe_sqhd(req->sq);
+	req->sq->ops->complete(req);
+}
+
 /* Complete every held AER: the admin queue is going away. */
 static void ctrlr_fail_aers(struct ernic_ctrlr *ctrlr)
 {
@@ -951,10 +965,8 @@ static void ctrlr_fail_aers(struct ernic_ctrlr *ctrlr)
 	memcpy(held, ctrlr->aer_reqs, n * sizeof(held[0]));
 	ctrlr->nr_aer_reqs = 0;
 	pthread_mutex_unlock(&ctrlr->lock);
-	for (uint32_t i = 0; i < n; i++) {
-		ernic_req_set_status(held[i], NVME_SC_ABORT_SQ_DELETION);
-		held[i]->sq->ops->complete(held[i]);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		ctrlr_complete_held(held[i], NVME_SC_ABORT_SQ_DELETION, 0);
 }
 
 void ernic_sq_detach(struct ernic_sq *sq)
@@ -1092,11 +1104,8 @@ void ernic_ctrlr_add_aen(struct ernic_ctrlr *ctrlr, uint32_t aer_dw0)
 		ctrlr->aens[ctrlr->nr_aens++] = aer_dw0;
 	}
 	pthread_mutex_unlock(&ctrlr->lock);
-	if (req) {
-		ernic_req_set_status(req, NVME_SC_SUCCESS);
-		req->cqe.dw0 = aer_dw0;
-		req->sq->ops->complete(req);
-	}
+	if (req)
+		ctrlr_complete_held(req, NVME_SC_SUCCESS, aer_dw0);
 }
 
 void ernic_ctrlr_shutdown(struct ernic_ctrlr *ctrlr)
@@ -1379,8 +1388,11 @@ static enum ernic_exec req_exec(struct ernic_req *req)
 	 * SQ head as the host would see it: wraps at the queue size (0 before
 	 * Connect); not reported once a Connect disabled SQ flow control.
 	 */
-	if (!sq->sqflow_disabled && ++sq->sqhd >= sq->size)
-		sq->sqhd = 0;
+	if (!sq->sqflow_disabled) {
+		uint16_t head = (uint16_t)(atomic_load_explicit(&sq->sqhd, memory_order_relaxed) + 1);
+
+		atomic_store_explicit(&sq->sqhd, head >= sq->size ? 0 : head, memory_order_relaxed);
+	}
 	req->cqe.sqhd = ernic_sq_cqe_sqhd(sq);
 
 	if (req->sqe.opc == NVME_FABRICS_COMMAND) {

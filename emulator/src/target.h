@@ -269,7 +269,7 @@ struct ernic_sq {
 	void *transport;
 	uint16_t qid;
 	uint16_t size; /* entries (sqsize + 1) */
-	uint16_t sqhd;
+	_Atomic uint16_t sqhd; /* the queue's thread writes it; a held AER completing on another thread reads it */
 	/*
 	 * Set by a Connect whose CATTR disabled SQ flow control (the discovery
 	 * entries offer it, ERNIC_DISC_TREQ): SQHD is then not reported.
@@ -536,7 +536,7 @@ void ernic_disc_entry_rdma_tsas(struct nvmf_disc_log_entry *e);
 /* The SQHD a CQE of @sq reports: 0 (reserved) once SQ flow control is disabled. */
 static inline uint16_t ernic_sq_cqe_sqhd(const struct ernic_sq *sq)
 {
-	return sq->sqflow_disabled ? 0 : sq->sqhd;
+	return sq->sqflow_disabled ? 0 : atomic_load_explicit(&sq->sqhd, memory_order_relaxed);
 }
 uint16_t ernic_io_exec(struct ernic_req *req);
 /* ernic_req_check() for an I/O queue: namespace, opcode, LBA range, SGL length against MDTS; *@ns_gen the namespace's. */

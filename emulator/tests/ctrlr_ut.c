@@ -1873,6 +1873,31 @@ static void test_aer_held_then_completed_by_ns_changed(void)
 	fx_fini();
 }
 
+/* A held AER's CQE reports the SQ head when it completes: five commands after it, the head they left. */
+static void test_a_held_aer_reports_the_sq_head_of_when_it_completes(void)
+{
+	struct nvme_cqe cqe;
+
+	fx_up();
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, false, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(aer_submit(fx.q[0], 0x0AE2, NULL), ERNIC_EXEC_HELD);
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 0, false, &cqe), NVME_SC_SUCCESS);
+	ernic_target_ns_changed(fx.tgt, 1);
+	CU_ASSERT_EQUAL_FATAL(fx.q[0]->nr_cpl, 1);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[0].cid, 0x0AE2);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[0].sqhd, cqe.sqhd);
+	/* Aborted when the admin queue goes: the same. */
+	CU_ASSERT_EQUAL(aer_submit(fx.q[0], 0x0AE3, NULL), ERNIC_EXEC_HELD);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_KATO, 0, false, &cqe), NVME_SC_SUCCESS);
+	q_destroy(fx.q[0]);
+	CU_ASSERT_EQUAL_FATAL(fx.q[0]->nr_cpl, 2);
+	CU_ASSERT_EQUAL(ST(fx.q[0]->cpl[1]), NVME_SC_ABORT_SQ_DELETION);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[1].sqhd, cqe.sqhd);
+	fx_fini();
+}
+
 static void test_changed_ns_log_retained_with_rae(void)
 {
 	const uint32_t *list;
@@ -2982,7 +3007,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_io_traffic_without_keep_alive_keeps_the_controller_alive),
 	UT_CASE(test_keep_alive_before_deadline_prevents_expiry), UT_CASE(test_keep_alive_off_with_kato_zero),
 	UT_CASE(test_kato_zero_racing_the_keep_alive_check_leaves_no_deadline),
-	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_changed_ns_log_retained_with_rae),
+	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_a_held_aer_reports_the_sq_head_of_when_it_completes), UT_CASE(test_changed_ns_log_retained_with_rae),
 	UT_CASE(test_aen_without_aer_is_delivered_by_next_aer), UT_CASE(test_ns_changed_without_aec_completes_nothing),
 	UT_CASE(test_aer_over_aerl_is_aer_limit_exceeded), UT_CASE(test_admin_sq_destroy_aborts_held_aers),
 	UT_CASE(test_disconnect_io_queue_detaches_it),
