@@ -318,6 +318,9 @@ static void quiesce_wait(struct ernic_target *tgt, bool ns_mem)
 	uint64_t t0 = ernic_now_ns();
 	bool done;
 
+	/* Before the first look: a hold taken after it either sees this or keeps the sequence it saw odd. */
+	if (ns_mem)
+		atomic_fetch_add(&tgt->ns_mem_quiescing, 1);
 	pthread_mutex_lock(&tgt->lock);
 	for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next) {
 		uint32_t seq = quiesce_seq(sq, ns_mem);
@@ -341,6 +344,15 @@ static void quiesce_wait(struct ernic_target *tgt, bool ns_mem)
 		done = quiesce_done(tgt, seen, n, ns_mem);
 		if (!done && ns_mem)
 			quiesce_revoke_ns_mem(tgt, seen, n, ernic_now_ns() - t0);
+		/*
+		 * The last waiter done: what it revoked was given up (a queue that
+		 * kept its memory past the bound has its send failed and goes), so
+		 * a revoke left standing would fail a healthy queue's next slow
+		 * send of namespace memory, long after.
+		 */
+		if (done && ns_mem && atomic_fetch_sub(&tgt->ns_mem_quiescing, 1) == 1)
+			for (struct ernic_sq *sq = tgt->live_sqs; sq; sq = sq->live_next)
+				atomic_store(&sq->ns_mem_revoke, false);
 		pthread_mutex_unlock(&tgt->lock);
 		if (done)
 			break;
@@ -1355,7 +1367,8 @@ void *ernic_req_h2c_in_place(struct ernic_req *req, uint32_t len)
 	void *dst = NULL;
 
 	sq_enter(sq);
-	if (req->sqe.opc != NVME_FABRICS_COMMAND && sq->qid && !req_gate(req) && !sq->ctrlr->discovery)
+	if (req->sqe.opc != NVME_FABRICS_COMMAND && sq->qid && !req_gate(req) && !sq->ctrlr->discovery &&
+	    !atomic_load(&sq->tgt->ns_mem_quiescing))
 		dst = ernic_io_h2c_in_place(req, len);
 	sq_leave(sq);
 	req->h2c_in_place = dst != NULL;

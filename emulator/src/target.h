@@ -467,7 +467,8 @@ uint16_t ernic_req_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint32
  * the command's LBA range, so exec copies nothing. NULL unless the command
  * passes every check exec would make now (ernic_req_check()), its SGL and its
  * blocks are both exactly @len bytes and the namespace maps its medium
- * (ops->map_write: RAM). The caller holds namespace memory
+ * (ops->map_write: RAM), and no removal or resize waits for the queues'
+ * namespace memory (ernic_target.ns_mem_quiescing). The caller holds namespace memory
  * (ernic_sq_ns_mem_hold()) from before this call until the command completed
  * or was dropped. Should exec then fail after all (the controller was reset
  * or the path's ANA state changed in between), the blocks hold what landed,
@@ -738,6 +739,14 @@ struct ernic_target {
 	/* What queues already gone did: command, byte and error fields only. */
 	struct ernic_counters retired;
 	struct ernic_sq *live_sqs; /* every initialised queue, for counter sums */
+	/*
+	 * Removals and resizes waiting for the queues' namespace memory
+	 * (ernic_target_quiesce()): while nonzero no write lands in place
+	 * (ernic_req_h2c_in_place() says no), so that the holds a queue has
+	 * drain. A host whose R2T'd writes overlap always has one open, and
+	 * would otherwise keep its queue's hold, and the removal, forever.
+	 */
+	_Atomic unsigned int ns_mem_quiescing;
 	uint64_t power_on_ns;
 	struct ernic_port *ports; /* registered by the transports, for the mr_* counters */
 };

@@ -15,6 +15,7 @@
  * life cycle.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -1960,6 +1961,76 @@ static void test_changed_ns_list_survives_a_read_whose_sgl_is_short(void)
 	fx_fini();
 }
 
+struct ns_remover {
+	struct ernic_target *tgt;
+	atomic_bool done;
+};
+
+static void *ns_remover_main(void *arg)
+{
+	struct ns_remover *r = arg;
+	char err[ERNIC_ERRLEN];
+
+	CU_ASSERT_EQUAL(ernic_target_remove_ns(r->tgt, 1, err, sizeof(err)), 0);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* Where a 4 KiB Write to @nsid on @q may land straight from the transport (ernic_req_h2c_in_place()). */
+static void *h2c_in_place_4k(struct stub_q *q, uint32_t nsid)
+{
+	struct ernic_req req;
+
+	memset(&req, 0, sizeof(req));
+	sqe_init(&req.sqe, NVME_CMD_WRITE, 0x77);
+	req.sqe.nsid = nsid;
+	nvme_keyed_sgl_set(&req.sqe.dptr, (uintptr_t)q->buf, 4096, 0x100, NVME_SGL_SUBTYPE_ADDRESS);
+	req.sq = &q->sq;
+	return ernic_req_h2c_in_place(&req, 4096);
+}
+
+/*
+ * While a removal waits for a queue's namespace memory, no write lands in
+ * place, in any namespace: a host whose R2T'd writes overlap would otherwise
+ * always have one holding, and the removal would wait as long as it went on.
+ * The revoke the removal set on the queue that held past its bound is
+ * withdrawn once the removal is done: left standing, it failed that queue's
+ * next slow send of namespace memory, long after.
+ */
+static void test_a_removal_waiting_on_namespace_memory_lets_no_write_land_in_place(void)
+{
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN];
+	struct ns_remover r = { 0 };
+	struct ernic_sq *sq;
+	struct nvme_cqe cqe;
+	pthread_t thr;
+
+	fx_up();
+	cfg_small(&cfg);
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(fx.tgt, 2, &cfg, NULL, NULL, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(connect_io(fx.q[1], 1, fx.cntlid, &cqe), NVME_SC_SUCCESS);
+	sq = &fx.q[1]->sq;
+	CU_ASSERT_PTR_NOT_NULL(h2c_in_place_4k(fx.q[1], 2));
+	sq->ns_mem_wait_ns = 20 * 1000000ull;
+	ernic_sq_ns_mem_hold(sq);
+	r.tgt = fx.tgt;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, ns_remover_main, &r), 0);
+	for (int i = 0; i < 2000 && !atomic_load(&sq->ns_mem_revoke); i++)
+		poll(NULL, 0, 1);
+	CU_ASSERT_TRUE(atomic_load(&sq->ns_mem_revoke));
+	CU_ASSERT_FALSE(atomic_load(&r.done));
+	CU_ASSERT_PTR_NULL(h2c_in_place_4k(fx.q[1], 2));
+	ernic_sq_ns_mem_release(sq);
+	for (int i = 0; i < 2000 && !atomic_load(&r.done); i++)
+		poll(NULL, 0, 1);
+	CU_ASSERT_FATAL(atomic_load(&r.done));
+	pthread_join(thr, NULL);
+	CU_ASSERT_FALSE(atomic_load(&sq->ns_mem_revoke));
+	CU_ASSERT_PTR_NOT_NULL(h2c_in_place_4k(fx.q[1], 2));
+	fx_fini();
+}
+
 static void test_changed_ns_list_of_more_than_1024_is_ffffffff_then_zeroes(void)
 {
 	const uint32_t *list;
@@ -2956,6 +3027,7 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_changed_ns_list_of_more_than_1024_is_ffffffff_then_zeroes),
 	UT_CASE(test_changed_ns_list_is_kept_with_the_notice_disabled),
 	UT_CASE(test_changed_ns_list_survives_a_read_that_fails), UT_CASE(test_changed_ns_list_survives_a_read_whose_sgl_is_short),
+	UT_CASE(test_a_removal_waiting_on_namespace_memory_lets_no_write_land_in_place),
 	UT_CASE(test_ns_attr_notice_is_masked_until_the_log_is_read),
 	UT_CASE(test_queue_count_changes_are_honoured_on_reconnect),
 	UT_CASE(test_two_connects_get_different_cntlids),

@@ -2873,6 +2873,71 @@ static void test_an_r2t_answered_a_few_bytes_at_a_time_still_closes_on_time(void
 	th_teardown(th);
 }
 
+/*
+ * A host whose R2T'd writes to namespace 2 overlap, one always open, each
+ * landing in place: a removal of namespace 1 waited for as long as the chain
+ * went on (the queue never let go of all its holds at once, and each was
+ * within its bound). Writes now take the slot's buffer while a removal
+ * waits, so the holds drain and the removal is done at once, the chain going on.
+ */
+static void test_overlapping_writes_landing_in_place_do_not_hold_a_removal(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = 1000 };
+	static uint8_t wbuf[16384];
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN];
+	struct th *th = th_setup_opts(&opts, NULL);
+	struct remover r = { .tgt = th->tgt };
+	struct nvme_tcp_r2t_pdu open_r2t;
+	struct ernic_tcp_tx_stats a, b;
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	unsigned int n = 0, after = 0;
+	struct nvme_sqe w;
+	uint64_t t0;
+	pthread_t thr;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = 16u << 20;
+	cfg.bs = BS;
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns(th->tgt, &cfg, err, sizeof(err)), 0);
+	ernic_tcp_port_tx_stats(th->port, &a);
+	w = th_rw_sqe(NVME_CMD_WRITE, 0, sizeof(wbuf));
+	w.nsid = 2;
+	th_cmd_send(th, &w, wbuf, sizeof(wbuf), 0, false);
+	CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_R2T);
+	open_r2t = *(struct nvme_tcp_r2t_pdu *)th->pdu;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
+	t0 = ernic_now_ns();
+	/* The next R2T opened, then the one before answered; 100 more writes after the removal is done. */
+	while (after < 100 && ernic_now_ns() - t0 < 5000000000ull) {
+		struct nvme_tcp_r2t_pdu next;
+
+		w = th_rw_sqe(NVME_CMD_WRITE, (n % 64) * (sizeof(wbuf) / BS), sizeof(wbuf));
+		w.nsid = 2;
+		th_cmd_send(th, &w, wbuf, sizeof(wbuf), 0, false);
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_R2T);
+		next = *(struct nvme_tcp_r2t_pdu *)th->pdu;
+		(void)th_h2c_hdr(th, &open_r2t, 0, sizeof(wbuf), NVME_TCP_F_DATA_LAST);
+		CU_ASSERT_FATAL(write_all(th->fd, wbuf, sizeof(wbuf)) == 0);
+		CU_ASSERT_FATAL(th_recv_pdu(th) == NVME_TCP_RSP);
+		CU_ASSERT_EQUAL(th_rsp_status(th), NVME_SC_SUCCESS);
+		open_r2t = next;
+		n++;
+		after += atomic_load(&r.done);
+		poll(NULL, 0, 1);
+	}
+	CU_ASSERT_EQUAL(after, 100);
+	(void)th_h2c_hdr(th, &open_r2t, 0, sizeof(wbuf), NVME_TCP_F_DATA_LAST);
+	CU_ASSERT(write_all(th->fd, wbuf, sizeof(wbuf)) == 0);
+	CU_ASSERT(th_recv_pdu(th) == NVME_TCP_RSP);
+	remover_join(&r, thr, 1000);
+	ernic_tcp_port_tx_stats(th->port, &b);
+	/* They landed in place before the removal, and do again after it. */
+	CU_ASSERT(b.h2c_in_place - a.h2c_in_place >= 100);
+	close(admin_fd);
+	th_teardown(th);
+}
+
 static void test_host_term_req_closes_quietly(void)
 {
 	struct th *th = th_setup(0);
@@ -3466,6 +3531,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_go),
 	UT_CASE(test_an_r2t_after_a_long_idle_gets_the_whole_timeout),
 	UT_CASE(test_an_r2t_answered_a_few_bytes_at_a_time_still_closes_on_time),
+	UT_CASE(test_overlapping_writes_landing_in_place_do_not_hold_a_removal),
 	UT_CASE(test_host_term_req_closes_quietly),
 	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),
 	UT_CASE(test_sampling_off_stamps_nothing_and_the_trace_is_only_its_header),
