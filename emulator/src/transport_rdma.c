@@ -12,7 +12,8 @@
  * none, as on nvmet-rdma). Until its Connect succeeds only the first of them
  * is registered and posted: a host sends nothing else on a queue pair before
  * that Connect is answered, and the rest are posted before the answer goes.
- * (A host that sends more meets receiver-not-ready until then.) So a queue
+ * (A host that sends more meets receiver-not-ready until then over InfiniBand
+ * and RoCE; iWARP ends its connection instead.) So a queue
  * pair that never Connects pins one receive buffer, not HSQSIZE + 1 of them:
  * 16 KiB where they would be 2 MiB at 16 KiB of in-capsule data and
  * HSQSIZE 127. Each capsule becomes a
