@@ -8,7 +8,7 @@
 #   conformance-status" for run.sh's side-by-side table. An unexpected status fails the lane; a known difference
 #   ("; expect-nvmet:", "; expect-device:" lines) does not.
 # - The other ways into the device: ernic_passthru=ioctl and ernic_fixedbufs=1, each a crc32c write-then-verify.
-# - 1 MiB I/O with no transparent huge pages (passthru_unhuged), against both targets.
+# - 1 MiB I/O on pages that are not physically contiguous (passthru_unhuged), against both targets.
 # - Throughput against nvmet-tcp: 4 KiB random reads at queue depth 1 and 32, the ernic engine in device mode,
 #   fio's io_uring_cmd engine (cmd_type=nvme) on /dev/ng0n1 and libaio direct=1 on /dev/nvme0n1, 3 rounds each
 #   (engines interleaved), medians and ratios between "ERNIC-LANE-TABLE-BEGIN passthru-perf" and
