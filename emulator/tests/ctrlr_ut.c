@@ -25,6 +25,7 @@
 #include "target.h"
 #include "ut.h"
 #include "ut_fixture.h"
+#include "ut_remover.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
 #define HOSTNQN2 "nqn.2014-08.org.nvmexpress:uuid:99999999-2222-3333-4444-555555555555"
@@ -1961,21 +1962,6 @@ static void test_changed_ns_list_survives_a_read_whose_sgl_is_short(void)
 	fx_fini();
 }
 
-struct ns_remover {
-	struct ernic_target *tgt;
-	atomic_bool done;
-};
-
-static void *ns_remover_main(void *arg)
-{
-	struct ns_remover *r = arg;
-	char err[ERNIC_ERRLEN];
-
-	CU_ASSERT_EQUAL(ernic_target_remove_ns(r->tgt, 1, err, sizeof(err)), 0);
-	atomic_store(&r->done, true);
-	return NULL;
-}
-
 /* Where a 4 KiB Write to @nsid on @q may land straight from the transport (ernic_req_h2c_in_place()). */
 static void *h2c_in_place_4k(struct stub_q *q, uint32_t nsid)
 {
@@ -2001,7 +1987,7 @@ static void test_a_removal_waiting_on_namespace_memory_lets_no_write_land_in_pla
 {
 	struct ernic_backend_cfg cfg;
 	char err[ERNIC_ERRLEN];
-	struct ns_remover r = { 0 };
+	struct remover r = { 0 };
 	struct ernic_sq *sq;
 	struct nvme_cqe cqe;
 	pthread_t thr;
@@ -2015,17 +2001,14 @@ static void test_a_removal_waiting_on_namespace_memory_lets_no_write_land_in_pla
 	sq->ns_mem_wait_ns = 20 * 1000000ull;
 	ernic_sq_ns_mem_hold(sq);
 	r.tgt = fx.tgt;
-	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, ns_remover_main, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thr, NULL, remover_main, &r), 0);
 	for (int i = 0; i < 2000 && !atomic_load(&sq->ns_mem_revoke); i++)
 		poll(NULL, 0, 1);
 	CU_ASSERT_TRUE(atomic_load(&sq->ns_mem_revoke));
 	CU_ASSERT_FALSE(atomic_load(&r.done));
 	CU_ASSERT_PTR_NULL(h2c_in_place_4k(fx.q[1], 2));
 	ernic_sq_ns_mem_release(sq);
-	for (int i = 0; i < 2000 && !atomic_load(&r.done); i++)
-		poll(NULL, 0, 1);
-	CU_ASSERT_FATAL(atomic_load(&r.done));
-	pthread_join(thr, NULL);
+	remover_join(&r, thr, 2000);
 	CU_ASSERT_FALSE(atomic_load(&sq->ns_mem_revoke));
 	CU_ASSERT_PTR_NOT_NULL(h2c_in_place_4k(fx.q[1], 2));
 	fx_fini();

@@ -29,6 +29,7 @@
 #include "target.h"
 #include "transport_tcp.h"
 #include "ut.h"
+#include "ut_remover.h"
 #include "ut_trace.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:7e1e1c8a-0b0d-4c55-9a4b-3f1f5a0c0001"
@@ -813,32 +814,6 @@ static void test_reads_of_a_ram_namespace_are_sent_in_place_except_under_a_data_
 	CU_ASSERT_EQUAL(after.c2h_spliced, before.c2h_spliced);
 	close(admin_fd);
 	th_teardown(th);
-}
-
-struct remover {
-	struct ernic_target *tgt;
-	atomic_bool done;
-	int rc;
-};
-
-static void *remover_main(void *arg)
-{
-	struct remover *r = arg;
-	char err[ERNIC_ERRLEN];
-
-	r->rc = ernic_target_remove_ns(r->tgt, 1, err, sizeof(err));
-	atomic_store(&r->done, true);
-	return NULL;
-}
-
-/* The removal @thr runs is done within @ms, and succeeded; fatal otherwise, as a removal still waiting cannot be joined. */
-static void remover_join(struct remover *r, pthread_t thr, unsigned int ms)
-{
-	for (unsigned int i = 0; i < ms / 10 && !atomic_load(&r->done); i++)
-		poll(NULL, 0, 10);
-	CU_ASSERT_FATAL(atomic_load(&r->done));
-	pthread_join(thr, NULL);
-	CU_ASSERT_EQUAL(r->rc, 0);
 }
 
 /* A loopback TCP connection served by @port, both ends' buffers @buf bytes: the host's end, or -1. */
