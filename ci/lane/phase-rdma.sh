@@ -44,12 +44,13 @@ RDMA_PORT_NVMET=4423
 # A second ernicd, briefly, with room for ROOM_PLACES queue pairs: what a full target does (nvmf_rdma_sgl --room).
 RDMA_PORT_ERNICD_ROOM=4424
 ROOM_PLACES=3
-# And a third, with --buffer-budget RDMA_BUDGET: the bounce buffers of an admin queue and one I/O queue of
-# RDMA_BUDGET_QSIZE entries (2 x 32 x 128 KiB each), so a second I/O queue's Connect does not fit (rdma_budget_check).
+# And a third, with --buffer-budget RDMA_BUDGET: the bounce buffers (2 x entries x 128 KiB) of the kernel host's
+# 32-entry admin queue and one I/O queue of RDMA_BUDGET_QSIZE entries, so a second I/O queue's Connect does not fit
+# (rdma_budget_check).
 RDMA_PORT_ERNICD_BUDGET=4426
-RDMA_BUDGET=16M
-RDMA_BUDGET_BYTES=16777216
 RDMA_BUDGET_QSIZE=32
+RDMA_BUDGET_BYTES=$(((32 + RDMA_BUDGET_QSIZE) * 2 * 128 * 1024))
+RDMA_BUDGET=$((RDMA_BUDGET_BYTES >> 20))M
 RDMA_PORT=$RDMA_PORT_ERNICD # the current target's: what rdma_connect and rdma_check_discovery use
 NQN_ERNICD_RDMA=nqn.2024-01.org.ernic:lane-ernicd-rdma
 NQN_ERNICD_RDMA_BUDGET=nqn.2024-01.org.ernic:lane-ernicd-rdma-budget
