@@ -1398,11 +1398,6 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		 * where poll() and then recv() took two.
 		 */
 		sleep = conn->idle_since_ns && !conn->spinning;
-		if (sleep) {
-			/* A stall inside a PDU is timed from its first wait: the fast path reads no clock. */
-			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
-				conn->pdu_stall_ns = ernic_now_ns();
-		}
 		/*
 		 * A command waits for a buffer that another queue may give back at
 		 * any moment, and only a new PDU boundary looks again: no sleep of
@@ -1436,7 +1431,12 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 				continue;
 			now = ernic_now_ns();
 			tcp_busy_poll_account(conn, now);
-			if (sleep && now >= conn->next_check_ns) {
+			/*
+			 * Spun or slept: a PDU trickled in, each piece caught by the
+			 * spin, never sleeps, and must still meet its stall timer,
+			 * its R2T's deadline and a stopping port.
+			 */
+			if (now >= conn->next_check_ns) {
 				rc = tcp_conn_check(conn, false);
 				if (rc)
 					return rc;
@@ -1464,6 +1464,9 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 		if (!conn->idle_since_ns) {
 			now = ernic_now_ns();
 			conn->idle_since_ns = now;
+			/* A stall inside a PDU is timed from its first wait, spun or slept: the fast path reads no clock. */
+			if (!(boundary && got == 0) && !conn->pdu_stall_ns)
+				conn->pdu_stall_ns = now;
 			/* Not before Connect: a peer that is no queue yet gets no CPU spun for it. */
 			conn->spun = conn->place.connected && (conn->poll_hits >= TCP_BUSY_POLL_ONE / 2 ||
 							 ++conn->poll_waits % TCP_BUSY_POLL_RETRY == 0);

@@ -2849,6 +2849,48 @@ static void test_an_r2t_answered_a_few_bytes_at_a_time_still_closes_on_time(void
 }
 
 /*
+ * The same, a few bytes at a time, each piece coming while the connection's
+ * thread still busy-polls for it, so that the thread never sleeps. Its
+ * periodic checks ran only after a sleep: the R2T's deadline passed unseen
+ * until the host happened to be late once, which on a quiet machine may be
+ * never (a 1 MiB H2CData at this pace takes half a minute). The queue now
+ * closes at the first piece after a check falls due, spun for or not:
+ * within the idle timeout and a check period of its R2T, with room here for a
+ * busy machine.
+ */
+static void test_an_r2t_answered_inside_the_busy_poll_window_still_closes_on_time(void)
+{
+	struct ernic_tcp_port_opts opts = { .idle_timeout_ms = SHORT_IDLE_MS };
+	struct th *th = th_setup_opts(&opts, NULL);
+	int admin_fd = th_io_queue_up(th, 0, 0);
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 65536);
+	uint64_t r2t_ns = ernic_now_ns(), bound_ns = (SHORT_IDLE_MS + 4 * ERNIC_TCP_POLL_MS) * 1000000ull;
+	struct pollfd pfd = { .fd = th->fd, .events = POLLIN };
+	static const uint8_t piece[16];
+	uint32_t off;
+	ssize_t n;
+	uint8_t b;
+
+	CU_ASSERT_FATAL(r2t.r2tl == 65536);
+	(void)th_h2c_hdr(th, &r2t, 0, r2t.r2tl, NVME_TCP_F_DATA_LAST);
+	/* 450 us apart: the thread spins up to twice the host's pace (TCP_BUSY_POLL_MAX_NS). */
+	for (off = 0; off < r2t.r2tl && ernic_now_ns() - r2t_ns < bound_ns; off += sizeof(piece)) {
+		uint64_t next = ernic_now_ns() + 450000;
+
+		if (send(th->fd, piece, sizeof(piece), MSG_NOSIGNAL) != sizeof(piece) || poll(&pfd, 1, 0) != 0)
+			break;
+		while (ernic_now_ns() < next)
+			;
+	}
+	/* Closed (the pieces sent after the close may have drawn a reset), not answered. */
+	CU_ASSERT(ernic_now_ns() - r2t_ns < bound_ns);
+	n = recv(th->fd, &b, 1, 0);
+	CU_ASSERT(n == 0 || (n < 0 && errno == ECONNRESET));
+	close(admin_fd);
+	th_teardown(th);
+}
+
+/*
  * A host whose R2T'd writes to namespace 2 overlap, one always open, each
  * landing in place: a removal of namespace 1 waited for as long as the chain
  * went on (the queue never let go of all its holds at once, and each was
@@ -3506,6 +3548,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_an_r2t_left_unanswered_closes_the_queue_and_lets_the_namespace_go),
 	UT_CASE(test_an_r2t_after_a_long_idle_gets_the_whole_timeout),
 	UT_CASE(test_an_r2t_answered_a_few_bytes_at_a_time_still_closes_on_time),
+	UT_CASE(test_an_r2t_answered_inside_the_busy_poll_window_still_closes_on_time),
 	UT_CASE(test_overlapping_writes_landing_in_place_do_not_hold_a_removal),
 	UT_CASE(test_host_term_req_closes_quietly),
 	UT_CASE(test_one_in_four_io_commands_is_stamped_in_order_and_written_to_the_trace),

@@ -1053,7 +1053,7 @@ static bool room_discovery_case(unsigned int places, char *err, size_t errlen)
 		st = connect_cmd_as(&d[nr], OTHER_HOSTNQN, NVMF_DISC_NQN, false, 0, NVMF_CNTLID_DYNAMIC, NULL, why,
 				    sizeof(why));
 		if (nr < admitted && st) {
-			snprintf(err, errlen, "discovery Connect %u of %u: %s", nr + 1, admitted, why);
+			snprintf(err, errlen, "discovery Connect %u of %u: %.200s", nr + 1, admitted, why);
 			goto out;
 		}
 	}
