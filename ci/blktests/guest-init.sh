@@ -93,10 +93,16 @@ for t in $TESTS; do
 		log=$out/${t//\//-}.log
 		say "$target $t: running"
 		start=$(date +%s)
+		# A line a minute while the test runs: the host stops a guest silent for longer (BLKT_SILENCE_S), one
+		# whose kernel hung whole, where a quiet test must not look like one.
+		(while sleep 60; do say "$target $t: still running after $(($(date +%s) - start)) s"; done) &
+		alive=$!
 		# Not the console as stdin: timeout runs check in a process group of its own, which the console's job
 		# control would stop (SIGTTIN) at a read from it.
 		env "${env_t[@]}" timeout -k 10 "$PER_TEST" ./check -o "$out" "$t" </dev/null >"$log" 2>&1
 		rc=$?
+		kill "$alive" 2>/dev/null
+		wait "$alive" 2>/dev/null
 		res=$(find "$out" -path "*/$t" -type f 2>/dev/null | head -n 1)
 		status=$(awk -F'\t' '$1 == "status" { print $2 }' "$res" 2>/dev/null)
 		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then

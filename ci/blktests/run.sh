@@ -9,6 +9,9 @@
 #        BLKT_TIMEOUT=SECONDS  QEMU's wall-clock limit (default: 240 + 150 per test and target, 90 min per target
 #                       for "nvme": nvme/002-031 alone took 37 min on ernicd and 17 on nvmet-tcp under TCG)
 #        BLKT_PER_TEST=SECONDS  the guest's limit for one test on one target (default 900)
+#        BLKT_SILENCE_S=SECONDS  QEMU is stopped once its console has been silent that long (default 300; 0:
+#                       never): the guest prints a line a minute while a test runs, so that only a guest whose
+#                       kernel hung whole is silent that long
 #        BLKT_GATE=1    exit 1 if a test that passes on nvmet-tcp does not pass on ernicd, except those that
 #                       cannot pass against any external target (see EXTERNAL_CANNOT below)
 #        BLKT_TARGETS=nvmet|ernicd  one target per boot (default both in one boot): the whole group in two runs
@@ -86,6 +89,8 @@ for f in ${BLKT_TABLE_WITH:-}; do
 done
 TIMEOUT=${BLKT_TIMEOUT:-$([ "$WHOLE" = 1 ] && echo $((5400 * NTARGETS)) || echo $((240 + 150 * NTARGETS * NTESTS)))}
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || { echo "blktests: BLKT_TIMEOUT must be a whole number of seconds, not '$TIMEOUT'" >&2; exit 2; }
+FOLLOW_SILENCE_S=${BLKT_SILENCE_S:-300}
+[[ $FOLLOW_SILENCE_S =~ ^[0-9]+$ ]] || { echo "blktests: BLKT_SILENCE_S must be a whole number of seconds, not '$FOLLOW_SILENCE_S'" >&2; exit 2; }
 command -v qemu-system-x86_64 >/dev/null || die "missing qemu-system-x86_64 (run: ci/deps.sh lane blktests)"
 
 "$HERE/build-guest.sh" "$SRC" || die "building the guest failed"
@@ -102,7 +107,10 @@ follow_console "$OUT/console.raw" timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	>"$LOG"
 QRC=$?
 set -e
-[ "$QRC" -ne 124 ] && [ "$QRC" -ne 137 ] || echo "blktests: QEMU killed after ${TIMEOUT}s"
+case $QRC in
+124 | 137) echo "blktests: QEMU killed after ${TIMEOUT}s" ;;
+143) echo "blktests: QEMU stopped: the guest printed nothing for ${FOLLOW_SILENCE_S}s" ;;
+esac
 grep -q '^BLKT-DONE' "$LOG" || echo "blktests: the guest did not finish (see $LOG)"
 
 # The table, from the guest's BLKT lines: status per target, and the reason for each that did not pass.
