@@ -144,7 +144,10 @@ static uint16_t connect_admin(struct ernic_req *req, const struct nvmf_connect_d
  * created, holding a reference from lookup to attach: the controller's other
  * queues may all go meanwhile. It names that controller's subsystem: the
  * discovery NQN, which connect_check() lets past the subsystem and host
- * checks, names no controller with I/O queues.
+ * checks, names no controller with I/O queues. It comes through the port the
+ * admin Connect came through: a controller's ANA states, events and removal
+ * are that port's (nvmf.c), and one queue on another path would escape all
+ * three, so from another port the controller is as unknown as one never made.
  */
 static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data *data, bool discovery)
 {
@@ -160,7 +163,7 @@ static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data
 	if (!ctrlr)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	/* A fatal controller is on its way out (nvmet deletes it): as good as unknown. */
-	if (ctrlr->discovery || ernic_ctrlr_failed(ctrlr))
+	if (ctrlr->discovery || ernic_ctrlr_failed(ctrlr) || ctrlr->port != req->sq->nvmf_port)
 		status = connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	else if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
 		status = NVME_SC_CMD_SEQ_ERROR;
@@ -307,6 +310,8 @@ uint16_t ernic_fabrics_exec(struct ernic_req *req)
 	case NVMF_FCTYPE_PROPERTY_SET:
 		return sq->qid == 0 ? property_set(req) : NVME_SC_INVALID_OPCODE;
 	case NVMF_FCTYPE_DISCONNECT:
+		if (((const struct nvmf_disconnect_cmd *)&req->sqe)->recfmt != 0)
+			return NVME_SC_CONNECT_INCOMPATIBLE_FORMAT;
 		/* Disconnect deletes an I/O queue; the admin queue goes with the association (Fabrics 1.1, 3.4). */
 		return sq->qid ? NVME_SC_SUCCESS : NVME_SC_DISCONNECT_INVALID_QTYPE;
 	default:

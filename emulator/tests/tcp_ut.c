@@ -1193,7 +1193,6 @@ static void test_keep_alive_timeout_closes_connection(void)
 	th_teardown(th);
 }
 
-/* As Linux nvmet: losing the admin queue is a fatal controller error, its I/O connections go too. */
 /*
  * Disconnect deletes the I/O queue: answered, then the connection closes, so
  * no Connect on the same socket can move it to another subsystem while its
@@ -1204,8 +1203,15 @@ static void test_disconnect_is_answered_then_the_connection_closes_even_with_an_
 	struct th *th = th_setup(0);
 	struct nvme_sqe write = th_rw_sqe(NVME_CMD_WRITE, 0, 64 * 1024);
 	struct nvmf_fabrics_cmd disc = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_DISCONNECT };
+	struct nvmf_disconnect_cmd other = { .opc = NVME_FABRICS_COMMAND, .fctype = NVMF_FCTYPE_DISCONNECT,
+					     .recfmt = 1 };
 	int admin_fd = th_io_queue_up(th, 0, 0);
+	uint8_t buf[BS];
 
+	/* A record format other than 0 is refused, and the queue stays. */
+	CU_ASSERT_EQUAL(th_cmd(th, (struct nvme_sqe *)&other, NULL, 0, NULL, 0, false, NULL),
+			NVME_SC_CONNECT_INCOMPATIBLE_FORMAT);
+	CU_ASSERT_EQUAL(th_rw(th, NVME_CMD_READ, 0, buf, sizeof(buf), false), 0);
 	/* A write whose R2T the host never answers. */
 	write.cid = 7;
 	th_cmd_send(th, &write, NULL, 64 * 1024, 0, false);
@@ -1216,6 +1222,7 @@ static void test_disconnect_is_answered_then_the_connection_closes_even_with_an_
 	th_teardown(th);
 }
 
+/* As Linux nvmet: losing the admin queue is a fatal controller error, its I/O connections go too. */
 static void test_closing_the_admin_connection_closes_the_io_connections(void)
 {
 	struct th *th = th_setup(0);
@@ -2686,6 +2693,72 @@ static void test_ana_inaccessible_between_r2t_and_data_fails_no_write_that_lande
 	ernic_nvmf_destroy(nvmf);
 }
 
+/*
+ * Subsystem A behind two ports of a set: an I/O Connect through the second
+ * port naming the controller the first port's admin Connect made is refused
+ * as naming an unknown controller (it joined before, and served I/O with the
+ * second port's ANA states while the controller's log showed the first's,
+ * and outlived the removal of the second port's link). Through the first
+ * port the same Connect joins.
+ */
+static void test_an_io_connect_through_another_port_than_its_controller_s_is_refused(void)
+{
+	struct ernic_target_opts topts = { .subnqn = SUBNQN };
+	struct ernic_tcp_port *other = NULL, *first;
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN] = "";
+	struct th *th = &g_th;
+	struct ernic_nvmf *nvmf;
+	struct ernic_target *sub;
+	struct nvme_cqe cqe;
+	uint16_t portid[2];
+	int admin_fd;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_SIZE;
+	cfg.bs = BS;
+	cfg.queues = 4;
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_create(&cfg, &nvmf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(nvmf, &topts, &sub, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(sub, 1, &cfg, NULL, NULL, err, sizeof(err)), 0);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(nvmf, NVMF_TRTYPE_TCP, "127.0.0.1", i ? "4421" : "4420",
+							  &portid[i], err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_link(nvmf, portid[i], SUBNQN, err, sizeof(err)), 0);
+	}
+	memset(th, 0, offsetof(struct th, pdu));
+	th->fd = -1;
+	th->tgt = sub;
+	th->maxh2cdata = ERNIC_TCP_MAXH2CDATA;
+	CU_ASSERT_FATAL(ernic_tcp_port_create(ernic_nvmf_home(nvmf), NULL, &th->port) == 0);
+	ernic_tcp_port_set_portid(th->port, portid[0]);
+	CU_ASSERT_FATAL(ernic_tcp_port_create(ernic_nvmf_home(nvmf), NULL, &other) == 0);
+	ernic_tcp_port_set_portid(other, portid[1]);
+	first = th->port;
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_admin_up(th, 0, SUBNQN, 0, 0);
+	admin_fd = th->fd;
+
+	th->port = other;
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_icreq(th, 0);
+	CU_ASSERT_EQUAL(th_connect_as(th, HOSTNQN, SUBNQN, 1, &cqe), NVME_SC_CONNECT_INVALID_PARAM);
+	CU_ASSERT_EQUAL(cqe.dw0, NVMF_CONNECT_INVALID_PARAM_DW0(NVMF_CONNECT_IATTR_DATA,
+								 offsetof(struct nvmf_connect_data, cntlid)));
+	close(th->fd);
+
+	th->port = first;
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	th_icreq(th, 0);
+	CU_ASSERT_EQUAL(th_connect_as(th, HOSTNQN, SUBNQN, 1, &cqe), 0);
+	close(th->fd);
+	th->fd = -1;
+	close(admin_fd);
+	ernic_tcp_port_destroy(other);
+	ernic_tcp_port_destroy(th->port);
+	ernic_nvmf_destroy(nvmf);
+}
+
 static void test_h2c_data_unknown_ttag(void)
 {
 	struct th *th = th_setup(0);
@@ -3496,6 +3569,7 @@ UT_MAIN("transport_tcp", UT_CASE(test_mdts_0_moves_4_mib_in_one_command_and_mdts
 	UT_CASE(test_aer_completes_from_another_thread_and_on_close),
 	UT_CASE(test_an_event_for_a_host_that_does_not_read_holds_no_other_thread),
 	UT_CASE(test_ana_inaccessible_between_r2t_and_data_fails_no_write_that_landed),
+	UT_CASE(test_an_io_connect_through_another_port_than_its_controller_s_is_refused),
 	UT_CASE(test_keep_alive_timeout_closes_connection),
 	UT_CASE(test_closing_the_admin_connection_closes_the_io_connections),
 	UT_CASE(test_disconnect_is_answered_then_the_connection_closes_even_with_an_r2t_open),

@@ -307,6 +307,19 @@ NVME_CHECK_OFFSET(struct nvmf_connect_cmd, kato, 48);
 /* The Connect response's SQHD when the controller disabled SQ flow control. */
 #define NVMF_SQHD_FLOW_DISABLED 0xffffu
 
+/* Disconnect (Fabrics 1.1): deletes the I/O queue it comes on; RECFMT 0 is the only record format. */
+struct nvmf_disconnect_cmd {
+	uint8_t opc;
+	uint8_t rsvd1;
+	uint16_t cid;
+	uint8_t fctype;
+	uint8_t rsvd2[35];
+	uint16_t recfmt;
+	uint8_t rsvd3[22];
+} __attribute__((packed));
+NVME_CHECK_SIZE(struct nvmf_disconnect_cmd, 64);
+NVME_CHECK_OFFSET(struct nvmf_disconnect_cmd, recfmt, 40);
+
 #define NVMF_NQN_SIZE 256
 #define NVMF_CNTLID_DYNAMIC 0xFFFF
 #define NVMF_DISC_NQN "nqn.2014-08.org.nvmexpress.discovery"
