@@ -94,8 +94,13 @@ static void identify_ctrlr(const struct ernic_ctrlr *ctrlr, const struct ernic_s
 	id->maxcmd = (uint16_t)tgt->cfg.queue_size;
 	id->mdts = (uint8_t)tgt->cfg.mdts;
 	id->oaes = NVME_CTRL_OAES_NS_ATTR;
-	/* No per-namespace SMART data (bit 0): the SMART page is the controller's whatever the NSID. */
-	id->lpa |= NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_SUPPORTED_LOGS;
+	/*
+	 * No per-namespace SMART data (bit 0): the SMART page is the controller's
+	 * whatever the NSID. No bit 5 either: it promises LIDs 12h and 13h and the
+	 * command scope in Commands Supported and Effects besides LID 00h (Base
+	 * 2.0 Figure 275), and of those only LID 00h is served.
+	 */
+	id->lpa |= NVME_CTRL_LPA_CMD_EFFECTS;
 	id->acl = 3;
 	id->frmw = (1 << 1) | 1; /* one slot, read-only */
 	id->wctemp = ERNIC_WCTEMP_KELVIN;
@@ -130,10 +135,13 @@ static void identify_ctrlr(const struct ernic_ctrlr *ctrlr, const struct ernic_s
 
 static void identify_ns(const struct ernic_ns *ns, struct nvme_id_ns *id)
 {
+	/* Loaded once: a resize meanwhile must not leave NCAP or NUSE above NSZE, or NVMCAP apart from them. */
+	uint64_t nlb = ns->nlb, bytes = nlb << ns->lba_shift;
+
 	memset(id, 0, sizeof(*id));
-	id->nsze = ns->nlb;
-	id->ncap = ns->nlb;
-	id->nuse = ns->nlb;
+	id->nsze = nlb;
+	id->ncap = nlb;
+	id->nuse = nlb;
 	id->nsfeat = 0;
 	id->nlbaf = 0;
 	id->flbas = 0;
@@ -145,7 +153,6 @@ static void identify_ns(const struct ernic_ns *ns, struct nvme_id_ns *id)
 	memcpy(id->nguid, ns->nguid, sizeof(id->nguid));
 	memcpy(id->eui64, ns->eui64, sizeof(id->eui64));
 	/* NVMCAP: namespace capacity in bytes, 128-bit little endian. */
-	uint64_t bytes = ernic_ns_size(ns);
 	memcpy(id->nvmcap, &bytes, sizeof(bytes));
 }
 
@@ -239,6 +246,19 @@ static void put_u128(uint8_t dst[16], uint64_t v)
 	memcpy(dst, &v, sizeof(v));
 }
 
+/*
+ * Critical Warning bit 1 (Base 2.0 Figure 207): a temperature greater than or
+ * equal to its over threshold, or less than or equal to its under threshold.
+ * The composite and sensor 1 read the same. Called with ctrlr->lock held.
+ */
+static bool smart_temp_warning_locked(const struct ernic_ctrlr *ctrlr)
+{
+	for (uint32_t t = 0; t <= ERNIC_TEMP_SENSORS; t++)
+		if (ERNIC_TEMP_KELVIN >= ctrlr->temp_thresh[t][0] || ERNIC_TEMP_KELVIN <= ctrlr->temp_thresh[t][1])
+			return true;
+	return false;
+}
+
 static void smart_log(struct ernic_ctrlr *ctrlr, struct nvme_smart_log *log)
 {
 	struct ernic_counters c;
@@ -261,23 +281,25 @@ static void smart_log(struct ernic_ctrlr *ctrlr, struct nvme_smart_log *log)
 	put_u128(log->power_on_hours, (ernic_now_ns() - ctrlr->tgt->power_on_ns) / 3600000000000ull);
 	put_u128(log->num_err_log_entries, ctrlr->err_count);
 	log->temp_sensor[0] = ERNIC_TEMP_KELVIN;
-	/* The composite and sensor 1 read the same: beyond a threshold a host set, say so. */
 	pthread_mutex_lock(&ctrlr->lock);
-	for (uint32_t t = 0; t <= ERNIC_TEMP_SENSORS; t++)
-		if (ERNIC_TEMP_KELVIN > ctrlr->temp_thresh[t][0] || ERNIC_TEMP_KELVIN < ctrlr->temp_thresh[t][1])
-			log->critical_warning |= NVME_SMART_CRIT_TEMPERATURE;
+	if (smart_temp_warning_locked(ctrlr))
+		log->critical_warning |= NVME_SMART_CRIT_TEMPERATURE;
 	pthread_mutex_unlock(&ctrlr->lock);
 }
 
 /*
  * The window a Get Log Page asks for (Base 2.0 5.16): NUMDU:NUMDL + 1 dwords
  * (up to 2^32, so counted in 64 bits) from LPO, which must be dword aligned
- * and inside the page, and no more than MDTS.
+ * and inside the page, and no more than MDTS. LPO is a byte offset: OT set
+ * asks for an index, which only a log with IOS set in Supported Log Pages
+ * takes, and no page here sets it (supported_log(), nor the discovery log).
  */
 static uint16_t log_page_window(const struct ernic_req *req, size_t size, uint64_t *lpo, uint64_t *len)
 {
 	uint64_t numd = ((uint64_t)(req->sqe.cdw10 >> 16) | (uint64_t)(req->sqe.cdw11 & 0xFFFF) << 16) + 1;
 
+	if (req->sqe.cdw14 & NVME_LOG_OT)
+		return NVME_SC_INVALID_FIELD;
 	*lpo = (uint64_t)req->sqe.cdw12 | (uint64_t)req->sqe.cdw13 << 32;
 	*len = numd * 4;
 	if ((*lpo & 3) || *lpo > size)
@@ -454,6 +476,8 @@ static uint16_t admin_get_log_page(struct ernic_req *req)
 	case NVME_LOG_SMART:
 		if (req->sqe.nsid != 0 && req->sqe.nsid != 0xFFFFFFFF && !find_ns(ctrlr->tgt, req->sqe.nsid))
 			return NVME_SC_INVALID_NS;
+		/* Read with RAE clear, it rearms the Temperature Threshold event (feat_set_temp_thresh()). */
+		ernic_ctrlr_aen_rearm(req, NVME_AEC_SMART_TEMPERATURE);
 		smart_log(ctrlr, (struct nvme_smart_log *)page);
 		size = sizeof(struct nvme_smart_log);
 		break;
@@ -622,14 +646,26 @@ static uint16_t feat_set_temp_thresh(struct ernic_req *req, uint32_t cdw11)
 {
 	struct ernic_ctrlr *ctrlr = req->sq->ctrlr;
 	uint32_t tmpsel = TEMP_TMPSEL(cdw11), thsel = TEMP_THSEL(cdw11);
+	bool was, event;
 
 	if (thsel > 1 || (tmpsel > ERNIC_TEMP_SENSORS && tmpsel != TEMP_TMPSEL_ALL))
 		return NVME_SC_INVALID_FIELD;
 	pthread_mutex_lock(&ctrlr->lock);
+	was = smart_temp_warning_locked(ctrlr);
 	for (uint32_t t = 0; t <= ERNIC_TEMP_SENSORS; t++)
 		if (t == tmpsel || tmpsel == TEMP_TMPSEL_ALL)
 			ctrlr->temp_thresh[t][thsel] = (uint16_t)cdw11;
+	/*
+	 * Critical Warning bit 1 appearing is told as a SMART / Health event
+	 * (Base 2.0 5.2). The thresholds are this controller's own, so the event
+	 * is too, not the target's (ernic_target_aen()).
+	 */
+	event = !was && smart_temp_warning_locked(ctrlr) &&
+		ernic_ctrlr_aen_notify_locked(ctrlr, NVME_AEC_SMART_TEMPERATURE);
 	pthread_mutex_unlock(&ctrlr->lock);
+	/* Outside the lock, which ernic_ctrlr_add_aen() takes; the AER completes before this command. */
+	if (event)
+		ernic_ctrlr_add_aen(ctrlr, NVME_AER_DW0(NVME_AER_TYPE_SMART, NVME_AER_SMART_TEMP_THRESH, NVME_LOG_SMART));
 	return NVME_SC_SUCCESS;
 }
 

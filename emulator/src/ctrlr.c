@@ -649,13 +649,7 @@ bool ernic_target_host_allowed(const struct ernic_target *tgt, const char *hostn
 	return false;
 }
 
-/*
- * Whether to send a notice of the event type @aec_bit (its Asynchronous Event
- * Configuration bit): only if the host asked for them, and one until the host
- * reads its log page with RAE clear (Base 2.0 5.2: the type stays masked till
- * then), as Linux nvmet's aen_masked. Called with ctrlr->lock held.
- */
-static bool ctrlr_aen_notify_locked(struct ernic_ctrlr *ctrlr, uint32_t aec_bit)
+bool ernic_ctrlr_aen_notify_locked(struct ernic_ctrlr *ctrlr, uint32_t aec_bit)
 {
 	if (!(ctrlr->aec & aec_bit) || (ctrlr->aen_masked & aec_bit))
 		return false;
@@ -698,7 +692,7 @@ void ernic_target_ns_changed(struct ernic_target *tgt, uint32_t nsid)
 			else if (!seen)
 				ctrlr->changed_ns[ctrlr->nr_changed_ns++] = nsid;
 		}
-		queue = ctrlr_aen_notify_locked(ctrlr, NVME_CTRL_OAES_NS_ATTR);
+		queue = ernic_ctrlr_aen_notify_locked(ctrlr, NVME_CTRL_OAES_NS_ATTR);
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (queue)
 			ernic_ctrlr_add_aen(ctrlr, NVME_AER_DW0(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED,
@@ -719,7 +713,7 @@ void ernic_target_aen(struct ernic_target *tgt, const struct ernic_nvmf_port *po
 		    (allowed_on && !ernic_target_host_allowed(allowed_on, ctrlr->hostnqn)))
 			continue;
 		pthread_mutex_lock(&ctrlr->lock);
-		enabled = ctrlr_aen_notify_locked(ctrlr, aec_bit);
+		enabled = ernic_ctrlr_aen_notify_locked(ctrlr, aec_bit);
 		pthread_mutex_unlock(&ctrlr->lock);
 		if (enabled)
 			ernic_ctrlr_add_aen(ctrlr, aer_dw0);

@@ -690,7 +690,7 @@ struct ernic_ctrlr {
 	uint32_t changed_ns[NVME_CHANGED_NS_MAX];
 	uint32_t nr_changed_ns;
 	bool changed_ns_overflow;  /* more than NVME_CHANGED_NS_MAX: the log says FFFFFFFFh */
-	uint32_t aen_masked;	   /* AEC bits of notices sent whose log was not read since (ctrlr_aen_notify_locked()) */
+	uint32_t aen_masked;	   /* AEC bits of notices sent whose log was not read since (ernic_ctrlr_aen_notify_locked()) */
 	struct nvme_error_log_entry errlog[ERNIC_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	uint64_t start_ns;
@@ -800,6 +800,13 @@ uint32_t ernic_ctrlr_kato_ms(const struct ernic_ctrlr *ctrlr, uint32_t kato_ms);
 void ernic_ctrlr_keep_alive(struct ernic_ctrlr *ctrlr);
 /* The same with ctrlr->lock held: the deadline KATO from now, or none (0) when KATO is 0. */
 void ernic_ctrlr_keep_alive_locked(struct ernic_ctrlr *ctrlr);
+/*
+ * Whether to send an event of the type @aec_bit (its Asynchronous Event
+ * Configuration bit): only if the host asked for them, and one until the host
+ * reads its log page with RAE clear (Base 2.0 5.2: the type stays masked till
+ * then), as Linux nvmet's aen_masked. With ctrlr->lock held; true masks it.
+ */
+bool ernic_ctrlr_aen_notify_locked(struct ernic_ctrlr *ctrlr, uint32_t aec_bit);
 /*
  * A Get Log Page of @aec_bit's log without RAE: the next such event is
  * notified again. Called before the page is built (or, for a log cleared on

@@ -329,7 +329,8 @@ static uint16_t identify(struct stub_q *q, uint8_t cns, uint32_t nsid, uint16_t 
 	return run(q, &sqe, 4096, NULL);
 }
 
-static uint16_t get_log(struct stub_q *q, uint8_t lid, uint32_t nsid, uint32_t len, uint64_t lpo, bool rae)
+static uint16_t get_log_cdw14(struct stub_q *q, uint8_t lid, uint32_t nsid, uint32_t len, uint64_t lpo, bool rae,
+			      uint32_t cdw14)
 {
 	struct nvme_sqe sqe;
 	uint32_t numd = len / 4 - 1;
@@ -340,8 +341,14 @@ static uint16_t get_log(struct stub_q *q, uint8_t lid, uint32_t nsid, uint32_t l
 	sqe.cdw11 = numd >> 16;
 	sqe.cdw12 = (uint32_t)lpo;
 	sqe.cdw13 = (uint32_t)(lpo >> 32);
+	sqe.cdw14 = cdw14;
 	memset(q->buf, 0xEE, len);
 	return run(q, &sqe, len, NULL);
+}
+
+static uint16_t get_log(struct stub_q *q, uint8_t lid, uint32_t nsid, uint32_t len, uint64_t lpo, bool rae)
+{
+	return get_log_cdw14(q, lid, nsid, len, lpo, rae, 0);
 }
 
 static uint16_t set_feat(struct stub_q *q, uint8_t fid, uint32_t cdw11, bool save, struct nvme_cqe *cqe)
@@ -1013,9 +1020,13 @@ static void test_identify_controller_fields(void)
 	CU_ASSERT_EQUAL(id->aerl, ERNIC_AERL - 1);
 	CU_ASSERT(id->oaes & NVME_CTRL_OAES_NS_ATTR);
 	CU_ASSERT_NOT_EQUAL(id->kas, 0);
-	/* LPA: effects log, extended data, supported log pages; no per-namespace SMART */
-	CU_ASSERT_EQUAL(id->lpa, NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_EXTENDED | NVME_CTRL_LPA_SUPPORTED_LOGS);
-	CU_ASSERT_EQUAL(id->lpa, 0x26);
+	/*
+	 * LPA: effects log and extended data; no per-namespace SMART. Not bit 5:
+	 * it promises LIDs 12h and 13h and the effects log's command scope as
+	 * well as LID 00h (Base 2.0 Figure 275), and only LID 00h is served.
+	 */
+	CU_ASSERT_EQUAL(id->lpa, NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_EXTENDED);
+	CU_ASSERT_EQUAL(id->lpa, 0x06);
 	fx_fini();
 }
 
@@ -1524,6 +1535,37 @@ static void test_get_log_page_of_2_pow_32_dwords_is_invalid_field_not_empty(void
 	fx_fini();
 }
 
+/*
+ * CDW14 bit 23 (OT) makes LPO an index, for a log whose IOS bit is set in
+ * Supported Log Pages (Base 2.0 5.16); none is, so every page refuses it with
+ * Invalid Field, and reads nothing: the Changed Namespace List is still there.
+ */
+static void test_get_log_page_with_offset_type_index_is_invalid_field_for_every_page(void)
+{
+	static const uint8_t lids[] = { NVME_LOG_SUPPORTED, NVME_LOG_ERROR,	 NVME_LOG_SMART, NVME_LOG_FW_SLOT,
+					NVME_LOG_CHANGED_NS, NVME_LOG_CMD_EFFECTS, NVME_LOG_ANA };
+	const uint32_t ot = NVME_LOG_OT;
+	const struct nvme_supported_log *sup;
+
+	fx_up();
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_SUPPORTED, 0, 1024, 0, false), NVME_SC_SUCCESS);
+	sup = (const struct nvme_supported_log *)fx.q[0]->buf;
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(lids); i++)
+		CU_ASSERT_EQUAL(sup->lid[lids[i]] & NVME_LOG_IOS, 0);
+	ernic_target_ns_changed(fx.tgt, 1);
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(lids); i++) {
+		fx.q[0]->map_calls = 0;
+		CU_ASSERT_EQUAL(get_log_cdw14(fx.q[0], lids[i], 0xFFFFFFFF, 512, 0, false, ot), NVME_SC_INVALID_FIELD);
+		CU_ASSERT_EQUAL(fx.q[0]->map_calls, 0);
+	}
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 4096, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(((const uint32_t *)fx.q[0]->buf)[0], 1);
+	/* OT clear: the same reads work */
+	for (size_t i = 0; i < ERNIC_ARRAY_SIZE(lids); i++)
+		CU_ASSERT_EQUAL(get_log_cdw14(fx.q[0], lids[i], 0xFFFFFFFF, 512, 0, false, 0), NVME_SC_SUCCESS);
+	fx_fini();
+}
+
 /* =============================================================== Features */
 
 /*
@@ -1573,6 +1615,39 @@ static void test_temperature_threshold_is_kept_per_sensor_and_type_with_wctemp_d
 	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, (uint32_t)log->temperature - 1, false, NULL), 0);
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_SMART, 0xFFFFFFFF, 512, 0, false), NVME_SC_SUCCESS);
 	CU_ASSERT_EQUAL(log->critical_warning & NVME_SMART_CRIT_TEMPERATURE, NVME_SMART_CRIT_TEMPERATURE);
+	fx_fini();
+}
+
+static bool smart_temp_warning(void)
+{
+	CU_ASSERT_EQUAL_FATAL(get_log(fx.q[0], NVME_LOG_SMART, 0xFFFFFFFF, 512, 0, true), NVME_SC_SUCCESS);
+	return ((const struct nvme_smart_log *)fx.q[0]->buf)->critical_warning & NVME_SMART_CRIT_TEMPERATURE;
+}
+
+/*
+ * Critical Warning bit 1 is set when a temperature is greater than or equal to
+ * its over threshold, or less than or equal to its under threshold (Base 2.0
+ * Figure 207): a threshold equal to the temperature counts, for the composite
+ * and for sensor 1.
+ */
+static void test_smart_temperature_warning_includes_a_threshold_equal_to_the_temperature(void)
+{
+	const uint32_t temp = 313, under = 1u << 20, sensor1 = 1u << 16;
+
+	fx_up();
+	CU_ASSERT_FALSE(smart_temp_warning());
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, temp, false, NULL), 0);
+	CU_ASSERT_TRUE(smart_temp_warning());
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, temp + 1, false, NULL), 0);
+	CU_ASSERT_FALSE(smart_temp_warning());
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, temp | under, false, NULL), 0);
+	CU_ASSERT_TRUE(smart_temp_warning());
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, (temp - 1) | under, false, NULL), 0);
+	CU_ASSERT_FALSE(smart_temp_warning());
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, temp | sensor1, false, NULL), 0);
+	CU_ASSERT_TRUE(smart_temp_warning());
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 0xFFFF | sensor1, false, NULL), 0);
+	CU_ASSERT_FALSE(smart_temp_warning());
 	fx_fini();
 }
 
@@ -2103,6 +2178,69 @@ static void test_ns_changed_without_aec_completes_nothing(void)
 	/* fx_fini aborted the held AER through the stub: nothing to check after */
 }
 
+/*
+ * A Set Features Temperature Threshold that makes Critical Warning bit 1
+ * appear completes an AER of type SMART / Health Status, information
+ * Temperature Threshold (01h), log page 02h, when the host enabled it in AEC
+ * (bits 7:0 are the Critical Warning bits). One until the host reads the
+ * SMART log with RAE clear (Base 2.0 5.2), and only when the warning goes
+ * from clear to set.
+ */
+static void test_temperature_threshold_crossing_completes_one_smart_aer_until_the_log_is_read(void)
+{
+	const uint32_t smart_temp = NVME_AER_DW0(NVME_AER_TYPE_SMART, NVME_AER_SMART_TEMP_THRESH, NVME_LOG_SMART);
+	const uint32_t below = 312, wctemp = 343;
+
+	fx_up();
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_ASYNC_EVENT, NVME_AEC_SMART_TEMPERATURE, false, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(aer_submit(fx.q[0], 0x0B01, NULL), ERNIC_EXEC_HELD);
+	CU_ASSERT_EQUAL(aer_submit(fx.q[0], 0x0B02, NULL), ERNIC_EXEC_HELD);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, below, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(fx.q[0]->nr_cpl, 1);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[0].cid, 0x0B01);
+	CU_ASSERT_EQUAL(ST(fx.q[0]->cpl[0]), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[0].dw0, smart_temp);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[0].dw0, 0x00020101u);
+	/* Masked: cleared and set again, nothing; a read with RAE set leaves it masked */
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, wctemp, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, below, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(smart_temp_warning());
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, wctemp, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, below, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->nr_cpl, 1);
+	/* Read with RAE clear: rearmed, but a warning that stays set is no new event */
+	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_SMART, 0xFFFFFFFF, 512, 0, false), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, below - 1, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->nr_cpl, 1);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, wctemp, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(fx.q[0]->nr_cpl, 1);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, below, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(fx.q[0]->nr_cpl, 2);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[1].cid, 0x0B02);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[1].dw0, smart_temp);
+	fx_fini();
+}
+
+/* Without AEC bit 1 the warning appears in the SMART log only; enabled later, the next crossing is told. */
+static void test_temperature_threshold_crossing_without_aec_completes_nothing(void)
+{
+	fx_up();
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_ASYNC_EVENT, NVME_CTRL_OAES_NS_ATTR, false, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(aer_submit(fx.q[0], 0x0B03, NULL), ERNIC_EXEC_HELD);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 312, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_TRUE(smart_temp_warning());
+	CU_ASSERT_EQUAL(fx.q[0]->nr_cpl, 0);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 343, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_ASYNC_EVENT, NVME_AEC_SMART_TEMPERATURE, false, NULL),
+			NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL(set_feat(fx.q[0], NVME_FEAT_TEMP_THRESH, 312, false, NULL), NVME_SC_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(fx.q[0]->nr_cpl, 1);
+	CU_ASSERT_EQUAL(fx.q[0]->cpl[0].dw0, NVME_AER_DW0(NVME_AER_TYPE_SMART, NVME_AER_SMART_TEMP_THRESH, NVME_LOG_SMART));
+	fx_fini();
+}
+
 static void test_aer_over_aerl_is_aer_limit_exceeded(void)
 {
 	struct ernic_req *req;
@@ -2401,6 +2539,8 @@ static void test_discovery_log_page_honours_the_offset_and_zero_fills(void)
 		CU_ASSERT_EQUAL(fx.q[0]->buf[i], 0);
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 64, 2052, false), NVME_SC_INVALID_FIELD);
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_DISC, 0, 64, 2, false), NVME_SC_INVALID_FIELD);
+	/* LPO as an index (OT, CDW14 bit 23): the discovery log has no index either */
+	CU_ASSERT_EQUAL(get_log_cdw14(fx.q[0], NVME_LOG_DISC, 0, 1024, 0, false, NVME_LOG_OT), NVME_SC_INVALID_FIELD);
 	/* The I/O controller's pages are not a discovery controller's */
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_ERROR, 0, 64, 0, false), NVME_SC_INVALID_LOG_PAGE);
 	CU_ASSERT_EQUAL(get_log(fx.q[0], NVME_LOG_CHANGED_NS, 0, 64, 0, false), NVME_SC_INVALID_LOG_PAGE);
@@ -3052,7 +3192,9 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_smart_log_counts_host_reads_and_writes), UT_CASE(test_smart_data_units_read_count_only_host_reads),
 	UT_CASE(test_firmware_slot_log_afi_and_frs1), UT_CASE(test_unknown_log_page_is_invalid_log_page),
 	UT_CASE(test_get_log_page_with_offset), UT_CASE(test_get_log_page_of_2_pow_32_dwords_is_invalid_field_not_empty),
+	UT_CASE(test_get_log_page_with_offset_type_index_is_invalid_field_for_every_page),
 	UT_CASE(test_temperature_threshold_is_kept_per_sensor_and_type_with_wctemp_default),
+	UT_CASE(test_smart_temperature_warning_includes_a_threshold_equal_to_the_temperature),
 	UT_CASE(test_set_features_num_queues_grants_min_and_reports_0s_based),
 	UT_CASE(test_set_features_num_queues_ffff_is_invalid_field),
 	UT_CASE(test_set_features_num_queues_after_io_queue_is_cmd_seq_error),
@@ -3064,6 +3206,8 @@ UT_MAIN("ctrlr", UT_CASE(test_connect_admin_returns_dynamic_cntlid_in_dw0),
 	UT_CASE(test_kato_zero_racing_the_keep_alive_check_leaves_no_deadline),
 	UT_CASE(test_aer_held_then_completed_by_ns_changed), UT_CASE(test_a_held_aer_reports_the_sq_head_of_when_it_completes), UT_CASE(test_changed_ns_log_retained_with_rae),
 	UT_CASE(test_aen_without_aer_is_delivered_by_next_aer), UT_CASE(test_ns_changed_without_aec_completes_nothing),
+	UT_CASE(test_temperature_threshold_crossing_completes_one_smart_aer_until_the_log_is_read),
+	UT_CASE(test_temperature_threshold_crossing_without_aec_completes_nothing),
 	UT_CASE(test_aer_over_aerl_is_aer_limit_exceeded), UT_CASE(test_admin_sq_destroy_aborts_held_aers),
 	UT_CASE(test_disconnect_io_queue_detaches_it),
 	UT_CASE(test_io_connect_racing_the_admin_queue_close_fails_cleanly),

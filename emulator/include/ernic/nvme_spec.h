@@ -565,10 +565,9 @@ NVME_CHECK_OFFSET(struct nvme_id_ctrl, psd, 2048);
 #define NVME_CTRL_OAES_NS_ATTR (1u << 8)
 /* CTRATT: Traffic Based Keep Alive (Base 2.0 section 3.9.5.2): any command restarts the timer. */
 #define NVME_CTRL_CTRATT_TBKAS (1u << 6)
-/* LPA (Base 2.0 Figure 275): Commands Supported and Effects, extended data for Get Log Page, Supported Log Pages */
+/* LPA (Base 2.0 Figure 275): Commands Supported and Effects, extended data for Get Log Page */
 #define NVME_CTRL_LPA_CMD_EFFECTS (1u << 1)
 #define NVME_CTRL_LPA_EXTENDED (1u << 2)
-#define NVME_CTRL_LPA_SUPPORTED_LOGS (1u << 5)
 #define NVME_CTRL_CNTRLTYPE_IO 1
 #define NVME_CTRL_CNTRLTYPE_DISCOVERY 2
 
@@ -650,6 +649,8 @@ enum nvme_log_page {
 
 /* Get Log Page CDW10 bit 15, Retain Asynchronous Event: the read leaves the event's log and mask as they were */
 #define NVME_LOG_RAE (1u << 15)
+/* Get Log Page CDW14 bit 23, Offset Type: LPO is an index into the page rather than a byte offset. */
+#define NVME_LOG_OT (1u << 23)
 /* Get Log Page CDW14 bits 31:24: the command set a log page such as Commands Supported and Effects is for. */
 #define NVME_LOG_CSI(cdw14) ((uint8_t)((cdw14) >> 24))
 
@@ -823,6 +824,8 @@ enum nvme_aer_type {
 	NVME_AER_TYPE_SMART = 1,
 	NVME_AER_TYPE_NOTICE = 2,
 };
+/* SMART / Health event information (Base 2.0 Figure 149): a temperature beyond a threshold */
+#define NVME_AER_SMART_TEMP_THRESH 0x01
 #define NVME_AER_NOTICE_NS_CHANGED 0x00
 #define NVME_AER_NOTICE_ANA_CHANGE 0x03
 #define NVME_AER_NOTICE_DISC_CHANGED 0xF0
@@ -832,7 +835,11 @@ enum nvme_aer_type {
 /* Get Log Page LID 0Ch; CDW10 bit 8 (RGO): groups only, no NSID lists */
 #define NVME_LOG_ANA 0x0C
 #define NVME_LOG_ANA_RGO (1u << 8)
-/* Asynchronous Event Configuration bits (Base Figure 325) */
+/*
+ * Asynchronous Event Configuration bits (Base Figure 325); bits 7:0 enable a
+ * SMART / Health event for each Critical Warning bit.
+ */
+#define NVME_AEC_SMART_TEMPERATURE NVME_SMART_CRIT_TEMPERATURE
 #define NVME_AEC_ANA_CHANGE (1u << 11)
 #define NVME_AEC_DISC_CHANGE (1u << 31)
 #define NVME_CTRL_OAES_ANA_CHANGE (1u << 11)
