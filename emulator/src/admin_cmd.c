@@ -509,12 +509,17 @@ static uint16_t feat_set_num_queues(struct ernic_req *req, uint32_t cdw11)
 
 	if (nsqr == 0xFFFF || ncqr == 0xFFFF)
 		return NVME_SC_INVALID_FIELD;
-	/* Once I/O queues exist the count is fixed, as SPDK answers. */
-	if (ctrlr->nr_sqs > 1)
-		return NVME_SC_CMD_SEQ_ERROR;
 	grant = MIN(MAX(nsqr, ncqr) + 1, ctrlr->tgt->cfg.queues);
+	/* Under the lock an I/O Connect attaches under (ernic_ctrlr_attach_sq()): no queue past the grant. */
+	pthread_mutex_lock(&ctrlr->lock);
+	/* Once I/O queues exist the count is fixed, as SPDK answers. */
+	if (ctrlr->nr_sqs > 1) {
+		pthread_mutex_unlock(&ctrlr->lock);
+		return NVME_SC_CMD_SEQ_ERROR;
+	}
 	ctrlr->nr_io_queues = grant;
 	ctrlr->nr_queues_set = true;
+	pthread_mutex_unlock(&ctrlr->lock);
 	req->cqe.dw0 = (grant - 1) | (grant - 1) << 16;
 	return NVME_SC_SUCCESS;
 }

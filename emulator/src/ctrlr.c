@@ -927,10 +927,12 @@ int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16
 		pthread_mutex_unlock(&tgt->lock);
 		return -ENODEV;
 	}
-	if (ctrlr->sqs[qid]) {
+	if (qid > ctrlr->nr_io_queues || ctrlr->sqs[qid]) {
+		int rc = qid > ctrlr->nr_io_queues ? -ERANGE : -EBUSY;
+
 		pthread_mutex_unlock(&ctrlr->lock);
 		pthread_mutex_unlock(&tgt->lock);
-		return -EBUSY;
+		return rc;
 	}
 	ctrlr->sqs[qid] = sq;
 	ctrlr->nr_sqs++;

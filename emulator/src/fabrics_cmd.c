@@ -105,6 +105,8 @@ static uint16_t connect_install_sq(struct ernic_req *req, struct ernic_ctrlr *ct
 	/* A controller that went (or failed) between the lookup and here is as unknown as one never made. */
 	if (rc == -ENODEV)
 		return connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
+	if (rc == -ERANGE)
+		return connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
 	if (rc)
 		return NVME_SC_CMD_SEQ_ERROR;
 	req->cqe.dw0 = ctrlr->cntlid;
@@ -167,7 +169,7 @@ static uint16_t connect_io(struct ernic_req *req, const struct nvmf_connect_data
 		status = connect_invalid(req, NVMF_CONNECT_IATTR_DATA, CONNECT_DATA_IPO(cntlid));
 	else if (!(atomic_load(&ctrlr->csts) & NVME_CSTS_RDY))
 		status = NVME_SC_CMD_SEQ_ERROR;
-	else if (cmd->qid > ctrlr->nr_io_queues || cmd->qid > ERNIC_MAX_IO_QUEUES)
+	else if (cmd->qid > ERNIC_MAX_IO_QUEUES) /* the grant is checked where the queue is attached */
 		status = connect_invalid(req, NVMF_CONNECT_IATTR_CMD, CONNECT_IPO(qid));
 	else
 		status = connect_install_sq(req, ctrlr);

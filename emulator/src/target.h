@@ -783,7 +783,11 @@ static inline bool ernic_ctrlr_failed(struct ernic_ctrlr *ctrlr)
 /* Controller life cycle (ctrlr.c), used by fabrics_cmd.c */
 struct ernic_ctrlr *ernic_ctrlr_create(struct ernic_target *tgt, const struct nvmf_connect_data *data,
 				       uint32_t kato_ms, bool discovery, struct ernic_nvmf_port *port);
-/* -EBUSY for a QID taken; -ENODEV for a controller that left the table, or an I/O queue of a fatal one. */
+/*
+ * -EBUSY for a QID taken; -ERANGE for one past the Number of Queues granted
+ * (checked under ctrlr->lock, which Set Features takes to change the grant);
+ * -ENODEV for a controller that left the table, or an I/O queue of a fatal one.
+ */
 int ernic_ctrlr_attach_sq(struct ernic_ctrlr *ctrlr, struct ernic_sq *sq, uint16_t qid, uint16_t size);
 /*
  * The controller with @cntlid that @hostnqn created, with a reference taken

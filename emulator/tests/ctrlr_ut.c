@@ -2475,6 +2475,9 @@ static void test_discovery_controller_rejects_io_commands_on_an_io_sq(void)
 	ctrlr = fx.q[0]->sq.ctrlr;
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ctrlr);
 	CU_ASSERT_TRUE(ctrlr->discovery);
+	/* A discovery controller grants no I/O queue: past the grant, attach refuses; granted one, it binds */
+	CU_ASSERT_EQUAL(ernic_ctrlr_attach_sq(ctrlr, &fx.q[1]->sq, 1, 32), -ERANGE);
+	ctrlr->nr_io_queues = 1;
 	CU_ASSERT_EQUAL(ernic_ctrlr_attach_sq(ctrlr, &fx.q[1]->sq, 1, 32), 0);
 	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_READ, 1, 0, 1, 4096), NVME_SC_INVALID_OPCODE);
 	CU_ASSERT_EQUAL(rw(fx.q[1], NVME_CMD_WRITE, 1, 0, 1, 4096), NVME_SC_INVALID_OPCODE);
