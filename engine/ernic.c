@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -346,6 +347,7 @@ struct ernic_job {
 	uint32_t lba_shift;
 	uint64_t bs_mask;
 	uint32_t max_xfer; /* bytes per command: MDTS, or UINT32_MAX with splitting off */
+	bool split;
 	bool host_checks;
 	bool fua;
 	int opcode; /* ernic_opcode, or -1 */
@@ -413,6 +415,43 @@ static const char *ernic_stats_str(struct thread_data *td)
 	struct ernic_options *o = td->eo;
 
 	return ernic_opt_or_env(o->stats, "ERNIC_STATS");
+}
+
+/*
+ * The stats file is written when the run's last job ends: a path that could
+ * not be created then would lose the record after the run had passed, so
+ * refuse it at init. Creates nothing: the file itself is checked if it is
+ * there, else its directory.
+ */
+static int ernic_stats_check(struct thread_data *td)
+{
+	struct ernic_options *o = td->eo;
+	const char *path = ernic_stats_str(td);
+	struct stat st;
+	char *dir;
+	int rc = 0;
+
+	if (!path)
+		return 0;
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			rc = -EISDIR;
+		else if (access(path, W_OK))
+			rc = -errno;
+	} else if (errno != ENOENT) {
+		rc = -errno;
+	} else {
+		dir = strdup(path);
+		if (!dir)
+			rc = -ENOMEM;
+		else if (access(dirname(dir), W_OK | X_OK))
+			rc = -errno;
+		free(dir);
+	}
+	if (rc)
+		log_err("ernic: %s=%s: cannot create: %s\n", o->stats && *o->stats ? "ernic_stats" : "ERNIC_STATS", path,
+			strerror(-rc));
+	return rc;
 }
 
 /* Identify Namespace: the block size and size the host will address. */
@@ -578,7 +617,8 @@ static int ernic_dev_identify(const char *filename, struct ernic_dev_info *info,
 	}
 	info->lba_shift = lbads;
 	info->size = idn->nsze << lbads;
-	info->mdts_bytes = ernic_dev_max_xfer(idc->mdts, ERNIC_PAGE_SIZE, ernic_dev_host_max(info->ng));
+	info->mdts_bytes = ernic_cmd_max_xfer(ernic_dev_max_xfer(idc->mdts, ERNIC_PAGE_SIZE, ernic_dev_host_max(info->ng)),
+					      lbads);
 	rc = 0;
 out:
 	free(idc);
@@ -799,7 +839,8 @@ static int ernic_run_setup(struct thread_data *td)
 	}
 
 	/* MDTS is in units of CAP.MPSMIN, 4 KiB here (Base 2.0 Figure 275). */
-	ernic_run.max_xfer = ernic_mdts_bytes(ernic_host_id_ctrl(ernic_run.hc)->mdts);
+	ernic_run.max_xfer = ernic_cmd_max_xfer(ernic_mdts_bytes(ernic_host_id_ctrl(ernic_run.hc)->mdts),
+						ernic_run.lba_shift);
 	ernic_run.nr_queues = ernic_host_nr_io_queues(ernic_run.hc);
 	if (!ernic_run.nr_queues) {
 		log_err("ernic: the controller granted no I/O queues\n");
@@ -854,7 +895,7 @@ static const struct ernic_number_opt {
 static int ernic_opts_read(struct thread_data *td, bool report)
 {
 	struct ernic_options *o = td->eo;
-	long long size;
+	uint64_t size;
 	int bad = 0;
 
 	for (size_t i = 0; i < sizeof(ernic_number_opts) / sizeof(ernic_number_opts[0]); i++) {
@@ -873,12 +914,12 @@ static int ernic_opts_read(struct thread_data *td, bool report)
 			log_err("ernic: %s=%s: not a whole number from 0 to %" PRIu64 " (decimal or 0x hex)\n", n->key,
 				str ? str : "", n->max);
 	}
-	/* A size as fio reads one (its k/m/g/t suffixes, by kb_base), but never signed or a range. */
-	if (o->size_str && !strchr(o->size_str, '-') && !check_str_bytes(o->size_str, &size, td) && size >= 0) {
-		o->size = (unsigned long long)size;
+	/* A size as the backend string writes one: digits and an optional K, M, G or T, all of it, in 64 bits. */
+	if (o->size_str && ernic_parse_bytes(o->size_str, &size)) {
+		o->size = size;
 	} else {
 		if (report)
-			log_err("ernic: ernic_size=%s: not a size in bytes (fio's k, m, g, t suffixes allowed)\n",
+			log_err("ernic: ernic_size=%s: not a size in bytes (digits and an optional K, M, G or T)\n",
 				o->size_str ? o->size_str : "");
 		bad = 1;
 	}
@@ -1096,6 +1137,11 @@ static int fio_ernic_init(struct thread_data *td)
 		ernic_job_free(job);
 		return 1;
 	}
+	if (ernic_stats_check(td)) {
+		ernic_job_free(job);
+		return 1;
+	}
+	job->split = o->split;
 	job->host_checks = o->host_checks;
 	job->fua = o->fua;
 	job->device = ernic_is_device(td);
@@ -1105,6 +1151,12 @@ static int fio_ernic_init(struct thread_data *td)
 		ernic_job_free(job);
 		return 1;
 	}
+	/* As device mode says of its own inapplicable ones: the job runs, without them. */
+	if (!job->device && (o->passthru != ERNIC_PASSTHRU_URING || o->fixedbufs))
+		log_info("ernic: %s: %s%s%s: device mode only (filename=/dev/ngXnY); ignored in process\n", td->o.name,
+			 o->passthru != ERNIC_PASSTHRU_URING ? "ernic_passthru=ioctl" : "",
+			 o->passthru != ERNIC_PASSTHRU_URING && o->fixedbufs ? " " : "",
+			 o->fixedbufs ? "ernic_fixedbufs=1" : "");
 	rc = job->device ? ernic_dev_init(td, job) : ernic_inproc_init(td, job);
 	if (rc) {
 		ernic_job_free(job);
@@ -1220,11 +1272,21 @@ static enum fio_q_status fio_ernic_queue(struct thread_data *td, struct io_u *io
 	/*
 	 * The block layer refuses what the namespace cannot address, before any
 	 * command. With host checks off a length off the block size still goes
-	 * out, for the controller to judge; an offset off it cannot: an SLBA
-	 * cannot say it, and rounding it down would move the data.
+	 * out with data, for the controller to compare with the SGL's; an
+	 * offset off it cannot (an SLBA cannot say it, and rounding it down
+	 * would move the data), nor a length without data (Write Zeroes, a
+	 * trim's range): its NLB, rounded up, is all the controller sees, and
+	 * it would act on the rest of the last block too.
 	 */
 	if (io->opc != NVME_CMD_FLUSH &&
-	    ((io_u->offset & job->bs_mask) || (job->host_checks && (io_u->xfer_buflen & job->bs_mask)))) {
+	    ((io_u->offset & job->bs_mask) ||
+	     ((job->host_checks || !io->data) && (io_u->xfer_buflen & job->bs_mask)))) {
+		io_u->error = EINVAL;
+		return FIO_Q_COMPLETED;
+	}
+	/* Unsplit, the I/O is one command, and NLB cannot name more blocks than ERNIC_CMD_MAX_NLB. */
+	if (!job->split && io->opc != NVME_CMD_FLUSH && io->opc != NVME_CMD_DSM &&
+	    io_u->xfer_buflen > (uint64_t)ERNIC_CMD_MAX_NLB << job->lba_shift) {
 		io_u->error = EINVAL;
 		return FIO_Q_COMPLETED;
 	}
@@ -1277,7 +1339,8 @@ static inline void ernic_cmd_end(struct ernic_io *io, uint8_t opc, struct ernic_
 
 /*
  * NLB for @len bytes, rounded up: with host checks off a short transfer
- * still names a whole block, and the controller sees the SGL length differ.
+ * still names a whole block, and the controller sees the SGL length differ
+ * (fio_ernic_queue() lets a short length through only with data).
  */
 static inline uint32_t ernic_nlb(const struct ernic_job *job, uint64_t len)
 {
@@ -1758,9 +1821,14 @@ static void fio_ernic_cleanup(struct thread_data *td)
 		return;
 
 	/*
-	 * Commands still in flight (a job stopped on an error) point into
-	 * io_u buffers fio is about to free: let them land first. Committed
-	 * io_us with nothing posted are simply dropped.
+	 * fio 3.33 calls this after it has reaped every I/O it issued
+	 * (cleanup_pending_aio) and freed the I/O buffers (cleanup_io_u):
+	 * nothing is normally in flight here, and draining cannot protect a
+	 * buffer. Should a command still be in flight, its completion names
+	 * this job's ernic_io and ernic_job, and on a qpair that other jobs or
+	 * a later group keep using, whoever reaped it would write into this
+	 * job after it is freed: let it land while the job still exists.
+	 * Committed io_us with nothing posted are simply dropped.
 	 */
 	ernic_lock(job);
 	for (; job->sq_head != job->sq_commit; job->sq_head = (job->sq_head + 1) & job->ring_mask) {

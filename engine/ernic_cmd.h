@@ -35,7 +35,7 @@
  * @opc: the opcode
  * @nsid: the namespace
  * @slba: first LBA (Read, Write, Write Zeroes, other LBA-addressed opcodes)
- * @nlb: blocks, 1-based (0 for Flush)
+ * @nlb: blocks, 1-based (0 for Flush), at most ERNIC_CMD_MAX_NLB
  * @fua: set Force Unit Access (writes)
  * @dsm: Dataset Management with one range, deallocate
  */
@@ -48,12 +48,29 @@ struct ernic_cmd {
 	bool dsm;
 };
 
+/* NLB (CDW12 bits 15:0) is 0's based: one LBA-addressed command names 65536 blocks at most. */
+#define ERNIC_CMD_MAX_NLB 65536u
+
+/*
+ * Bytes one LBA-addressed command may carry: @max_xfer (MDTS, the host's own
+ * limit), but never more blocks than NLB can say. A wrapped NLB names fewer
+ * blocks than the host meant: a Read or Write then fails on its SGL length,
+ * but a Write Zeroes, which has none, would zero fewer and succeed.
+ */
+static inline uint32_t ernic_cmd_max_xfer(uint32_t max_xfer, uint32_t lba_shift)
+{
+	uint64_t nlb_bytes = (uint64_t)ERNIC_CMD_MAX_NLB << lba_shift;
+
+	return nlb_bytes < max_xfer ? (uint32_t)nlb_bytes : max_xfer;
+}
+
 /**
  * ernic_cmd_sqe() - the SQE of @cmd, the one both modes submit
  *
  * Dataset Management carries its range as data (the caller's 16-byte
  * struct nvme_dsm_range); Flush carries nothing; every other opcode is
- * LBA-addressed (NVM Command Set Figure 31's CDW10..12 layout).
+ * LBA-addressed (NVM Command Set Figure 31's CDW10..12 layout), with @nlb
+ * at most ERNIC_CMD_MAX_NLB (the caller splits or refuses past it).
  */
 static inline void ernic_cmd_sqe(const struct ernic_cmd *cmd, struct nvme_sqe *sqe)
 {
@@ -124,7 +141,9 @@ struct ernic_cmd_status {
 /*
  * errno for an NVMe status: a request the namespace cannot take as sent (a
  * field, the SGL length, an LBA range) is EINVAL, a namespace that is not
- * there ENXIO, anything else an I/O error.
+ * there ENXIO, a full one ENOSPC (Linux's nvme_error_status(): Capacity
+ * Exceeded is BLK_STS_NOSPC; fio's fill_device=1 ends cleanly on it),
+ * anything else an I/O error.
  */
 static inline int ernic_status_errno(uint16_t status)
 {
@@ -137,6 +156,8 @@ static inline int ernic_status_errno(uint16_t status)
 		return EINVAL;
 	case NVME_SC_INVALID_NS:
 		return ENXIO;
+	case NVME_SC_CAP_EXCEEDED:
+		return ENOSPC;
 	default:
 		return EIO;
 	}

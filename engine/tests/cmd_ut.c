@@ -3,7 +3,8 @@
  * Description: the ernic engine's command layer (engine/ernic_cmd.h) alone,
  * without fio or a kernel NVMe device: the SQE both modes send, its
  * passthrough form, the status a passthrough completion carries, the
- * /dev/nvmeXnY -> /dev/ngXnY mapping and the ernic_opcode values.
+ * /dev/nvmeXnY -> /dev/ngXnY mapping, the ernic_opcode values and the
+ * per-command transfer cap NLB sets.
  */
 #include <CUnit/Basic.h>
 
@@ -104,6 +105,10 @@ static void test_passthru_result_decodes_status_dnr_and_errno(void)
 	CU_ASSERT_EQUAL(NVME_STATUS_SCT(st.status), 1);
 	CU_ASSERT_EQUAL(NVME_STATUS_SC(st.status), 0x80);
 	CU_ASSERT_EQUAL(st.err, EIO);
+	/* Capacity Exceeded is ENOSPC, as Linux's BLK_STS_NOSPC: fio's fill_device=1 stops on it */
+	st = ernic_cmd_passthru_status(NVME_SC_CAP_EXCEEDED | 0x4000);
+	CU_ASSERT_EQUAL(st.status, NVME_SC_CAP_EXCEEDED);
+	CU_ASSERT_EQUAL(st.err, ENOSPC);
 	/* The kernel refused: an errno and no status at all */
 	st = ernic_cmd_passthru_status(-EINVAL);
 	CU_ASSERT(!st.nvme);
@@ -182,6 +187,23 @@ static void test_dev_max_xfer_honours_the_host_limit_and_zero_means_no_limit(voi
 	CU_ASSERT_EQUAL(ernic_dev_max_xfer(0, 4096, 0), 1u << 30);
 }
 
+/* NLB is 16 bits, 0's based: a command names 65536 blocks at most, whatever MDTS allows. */
+static void test_max_xfer_never_exceeds_65536_blocks_and_the_largest_nlb_encodes_as_ffff(void)
+{
+	struct ernic_cmd cmd = { .opc = NVME_CMD_WRITE_ZEROES, .nsid = 1, .nlb = ERNIC_CMD_MAX_NLB };
+	struct nvme_sqe sqe;
+
+	CU_ASSERT_EQUAL(ernic_cmd_max_xfer(1u << 30, 9), 32u << 20);
+	CU_ASSERT_EQUAL(ernic_cmd_max_xfer(UINT32_MAX, 12), 256u << 20);
+	CU_ASSERT_EQUAL(ernic_cmd_max_xfer(128u << 10, 9), 128u << 10);
+	CU_ASSERT_EQUAL(ernic_cmd_max_xfer(32u << 20, 9), 32u << 20);
+	/* 65536 blocks of 64 KiB is 4 GiB, past any 32-bit limit: the limit stands */
+	CU_ASSERT_EQUAL(ernic_cmd_max_xfer(UINT32_MAX, 16), UINT32_MAX);
+	CU_ASSERT_EQUAL(ernic_cmd_max_xfer(ernic_dev_max_xfer(0, 4096, 0), 9), 32u << 20);
+	ernic_cmd_sqe(&cmd, &sqe);
+	CU_ASSERT_EQUAL(sqe.cdw12, 0xFFFF);
+}
+
 UT_MAIN("engine_cmd", UT_CASE(test_read_sqe_has_slba_split_over_cdw10_11_and_zero_based_nlb),
 	UT_CASE(test_fua_write_sets_cdw12_bit_30_only),
 	UT_CASE(test_dsm_is_one_deallocate_range_and_flush_has_no_fields),
@@ -191,4 +213,5 @@ UT_MAIN("engine_cmd", UT_CASE(test_read_sqe_has_slba_split_over_cdw10_11_and_zer
 	UT_CASE(test_labels_partitions_and_controllers_are_not_namespaces),
 	UT_CASE(test_opcode_values_decimal_or_hex_up_to_255),
 	UT_CASE(test_whole_number_options_refuse_signs_ranges_and_suffixes),
-	UT_CASE(test_dev_max_xfer_honours_the_host_limit_and_zero_means_no_limit))
+	UT_CASE(test_dev_max_xfer_honours_the_host_limit_and_zero_means_no_limit),
+	UT_CASE(test_max_xfer_never_exceeds_65536_blocks_and_the_largest_nlb_encodes_as_ffff))

@@ -212,6 +212,30 @@ else
 	fail "misaligned-offset: expected EINVAL and block 0 untouched:"; od -An -tx1 -N8 "$img"; cat "$out/misaligned-offset.err"
 fi
 
+# A command without data has no SGL length for the controller to hold NLB against: with host checks off a
+# 512-byte trim or Write Zeroes still fails with EINVAL, and the rest of block 0 keeps its 0xAA.
+img="$ERNIC_NS_DIR/nodata.img"
+aa_block() { [ "$(od -An -tx1 -v -N4096 "$img" | tr -d ' \n' | tr -d a | wc -c)" = 0 ] && [ "$(stat -c %s "$img")" -ge 4096 ]; }
+nodata_ok=true
+for args in "--rw=trim" "--rw=write --ernic_opcode=0x08"; do
+	rm -f "$img"
+	name=nodata-${args##*=}
+	# shellcheck disable=SC2086 # $args is two fio options
+	if ! run "$name-fill" --name=fill --ioengine="$ioengine" --ernic_backend="nvmeof:size=1M,bs=4096,file=$img" \
+		--thread=1 --filename=ernic0 --rw=write --bs=4k --size=4k --buffer_pattern=0xAA || ! aa_block ||
+		run "$name" --name="$name" --ioengine="$ioengine" --ernic_host_checks=0 \
+			--ernic_backend="nvmeof:size=1M,bs=4096,file=$img" --thread=1 --filename=ernic0 $args --bs=512 \
+			--size=512 || ! jq_true "$out/$name.json" '.jobs[0].error == 22' || ! aa_block; then
+		nodata_ok=false
+		echo "  $args:"; od -An -tx1 -N16 -j 512 "$img"; cat "$out/$name.err"
+	fi
+done
+if $nodata_ok; then
+	pass "misaligned-nodata: with ernic_host_checks=0 a 512-byte trim and Write Zeroes fail with EINVAL and leave the rest of the 4096-byte block as it was"
+else
+	fail "misaligned-nodata: a sub-block command without data was sent (above)"
+fi
+
 # What the engine cannot do is refused at init with one line, not left to misroute I/O or hang.
 if ! run offload --name=offload --ioengine="$ioengine" --thread=1 --filename=ernic0 --size=4M --rw=randread \
 	--bs=4k --iodepth=4 --io_submit_mode=offload &&
@@ -286,11 +310,37 @@ if ! status --rw=read --bs=132k --size=132k --ernic_split=0 && [ "$(first)" = "0
 else
 	fail "status-mdts: ernic_split=0 over MDTS: got '$(first)'"
 fi
+# NLB is 16 bits, 0's based: unsplit, a Write Zeroes (no SGL length to give a wrap away) of 65537+ blocks is
+# refused before sending; 65536 blocks, the most one command can name, is one command.
+nlb() {
+	rm -f "$out/nlb.stats.json"
+	run nlb --name=nlb --ioengine="$ioengine" --ernic_backend=nvmeof:size=64M,bs=512 --thread=1 --filename=ernic0 \
+		--ernic_split=0 --ernic_opcode=0x08 --rw=write --ernic_stats="$out/nlb.stats.json" "$@"
+}
+if ! nlb --bs=33M --size=33M && jq_true "$out/nlb.json" '.jobs[0].error == 22' &&
+	[ "$(jq -r '.capsules' "$out/nlb.stats.json" 2>/dev/null)" = 0 ] &&
+	nlb --bs=32M --size=32M && [ "$(jq -r '.capsules' "$out/nlb.stats.json" 2>/dev/null)" = 1 ] &&
+	[ "$(jq -r '.target.io_cmds.write_zeroes' "$out/nlb.stats.json" 2>/dev/null)" = 1 ]; then
+	pass "nlb-max: with ernic_split=0, 33 MiB of 512-byte blocks fails with EINVAL unsent; 32 MiB (65536 blocks) is one Write Zeroes"
+else
+	fail "nlb-max: a command over 65536 blocks was sent, or one of 65536 was not:"
+	cat "$out/nlb.stats.json" "$out/nlb.err" 2>/dev/null
+fi
 if status --rw=write --ernic_fua=1 && status --rw=write --ernic_opcode=0x08 &&
 	[ "$(jq -r '.target.io_cmds.write_zeroes' "$out/status.stats.json")" = 1 ]; then
 	pass "fua-write-zeroes: a FUA write and ernic_opcode=0x08 (Write Zeroes, no data) both succeed"
 else
 	fail "fua-write-zeroes: FUA write or Write Zeroes failed:"; cat "$out/status.stats.json" "$out/status.err"
+fi
+# Capacity Exceeded is ENOSPC, as Linux maps it (BLK_STS_NOSPC): fio's fill_device=1 stops there, without error.
+if run fill --name=fill --ioengine="$ioengine" --ernic_backend=nvmeof:size=16M,bs=4096,fault=enospc@100 \
+	--ernic_stats="$out/fill.stats.json" --thread=1 --filename=ernic0 --rw=write --bs=64k --fill_device=1 &&
+	jq_true "$out/fill.json" '.jobs[0].error == 0 and .jobs[0].write.io_bytes > 0' &&
+	[ "$(jq -r '.nvme_status.first | "\(.status) \(.errno)"' "$out/fill.stats.json" 2>/dev/null)" = "0x0081 28" ]; then
+	pass "fill-enospc: Capacity Exceeded 0x0081 reaches fio as ENOSPC, and fill_device=1 ends there with error 0"
+else
+	fail "fill-enospc: expected error 0 and first failure '0x0081 28':"
+	json "$out/fill.json" | jq -c '.jobs[0].error'; cat "$out/fill.stats.json" "$out/fill.err" 2>/dev/null
 fi
 
 # --- bad input: one line naming the option and the value
@@ -304,19 +354,39 @@ if ! status --rw=read --ernic_passthru=bogus && grep -q 'ernic_passthru=bogus' "
 else
 	fail "bad-passthru: got:"; cat "$out/status.err"
 fi
+# The stats file is written at exit; a path that cannot be created fails the job at init, not after the run.
+if ! run stats-nodir --name=stats-nodir --ioengine="$ioengine" --thread=1 --filename=ernic0 --size=4M --rw=read \
+	--bs=4k --ernic_stats="$out/nonexistent/dir/s.json" &&
+	[ "$(grep -c '^ernic:' "$out/stats-nodir.err")" = 1 ] &&
+	grep -qxF "ernic: ernic_stats=$out/nonexistent/dir/s.json: cannot create: No such file or directory" \
+		"$out/stats-nodir.err"; then
+	pass "stats-nodir: ernic_stats= in a directory that does not exist fails the job at init in one line"
+else
+	fail "stats-nodir: got:"; cat "$out/stats-nodir.err"
+fi
+# Device-mode options in process: the job runs, and one line says they are ignored.
+if run devopts --name=devopts --ioengine="$ioengine" --thread=1 --filename=ernic0 --size=4M --rw=read --bs=4k \
+	--number_ios=4 --ernic_passthru=ioctl --ernic_fixedbufs=1 && jq_true "$out/devopts.json" '.jobs[0].error == 0' &&
+	cat "$out/devopts.err" "$out/devopts.json" | grep -qxF \
+		'ernic: devopts: ernic_passthru=ioctl ernic_fixedbufs=1: device mode only (filename=/dev/ngXnY); ignored in process'; then
+	pass "devopts: ernic_passthru=ioctl and ernic_fixedbufs=1 in process run the job and say in one line they are ignored"
+else
+	fail "devopts: got:"; cat "$out/devopts.err"
+fi
 
 # Each bad number or size fails the job with one line naming the option and its value. fio's own parser
 # read ernic_queues=-1 as a range, said so, and ran with the default: the engine reads these itself.
 bad_numbers_ok=true
 for kv in ernic_nsid=4294967296 ernic_stage_sample=4294967296 ernic_queues=-1 ernic_queues=65 ernic_queues=1-2 \
-	ernic_nsid=-1 ernic_size=-1 ernic_size=lots ernic_fua=-1 ernic_split=1-0 ernic_host_checks=2; do
+	ernic_nsid=-1 ernic_size=-1 ernic_size=lots ernic_size=12abc ernic_size=4kk ernic_size=1G5 \
+	ernic_size=20000000T ernic_fua=-1 ernic_split=1-0 ernic_host_checks=2; do
 	if status --rw=read "--$kv" || ! grep -q "^ernic: $kv: not " "$out/status.err"; then
 		bad_numbers_ok=false
 		echo "  $kv:"; cat "$out/status.err"
 	fi
 done
 if $bad_numbers_ok; then
-	pass "bad-numbers: out of range, negative, range, non-size and non-0/1 values each fail the job naming the option and value"
+	pass "bad-numbers: out of range, negative, range, trailing junk, doubled or overflowing suffix and non-0/1 values each fail the job naming the option and value"
 else
 	fail "bad-numbers: a value was taken or not named (above)"
 fi
