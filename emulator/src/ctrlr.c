@@ -62,6 +62,39 @@ static void ns_clear(struct ernic_ns *ns)
 	memset((uint8_t *)ns + state_end, 0, sizeof(*ns) - state_end);
 }
 
+/*
+ * A namespace's NGUID, EUI-64 and UUID identify it globally (Base 2.0 4.5.1):
+ * one another namespace of the subsystem already has is refused, naming it,
+ * as a Linux host would refuse the second namespace ("duplicate IDs"). Only
+ * explicit IDs can collide: the default ones hash the NQN and the NSID.
+ */
+static int ns_ids_taken(const struct ernic_target *tgt, const struct ernic_ns *ns, char *err, size_t errlen)
+{
+	static const char *const names[] = { "nguid", "eui64", "uuid" };
+	const uint8_t *const mine[] = { ns->nguid, ns->eui64, ns->uuid };
+	const size_t lens[] = { sizeof(ns->nguid), sizeof(ns->eui64), sizeof(ns->uuid) };
+
+	for (uint32_t i = 0; i < ERNIC_MAX_NS; i++) {
+		const struct ernic_ns *o = &tgt->ns[i];
+		const uint8_t *const theirs[] = { o->nguid, o->eui64, o->uuid };
+
+		if (o == ns || atomic_load(&o->state) == ERNIC_NS_FREE)
+			continue;
+		for (size_t f = 0; f < ERNIC_ARRAY_SIZE(names); f++) {
+			char hex[2 * 16 + 1];
+
+			if (memcmp(mine[f], theirs[f], lens[f]))
+				continue;
+			for (size_t b = 0; b < lens[f]; b++)
+				snprintf(hex + 2 * b, 3, "%02x", mine[f][b]);
+			snprintf(err, errlen, "%s %s: namespace %u of this subsystem has it already", names[f], hex,
+				 o->nsid);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
 int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct ernic_backend_cfg *cfg,
 			 const struct ernic_ns_ids *ids, char *err, size_t errlen)
 {
@@ -85,13 +118,6 @@ int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct e
 	ns->fd = -1;
 	ns->nsid = nsid;
 	ns->anagrpid = 1;
-	if (cfg->file[0])
-		rc = ernic_ns_file_open(ns, cfg->file, cfg->size, cfg->bs, err, errlen);
-	else
-		rc = ernic_ns_ram_open(ns, cfg->size, cfg->bs, err, errlen);
-	if (rc)
-		return rc;
-	ernic_ns_fault_install(ns, &cfg->fault);
 	ns_default_ids(tgt, ns);
 	if (ids && ids->has_nguid)
 		memcpy(ns->nguid, ids->nguid, sizeof(ns->nguid));
@@ -101,6 +127,17 @@ int ernic_target_open_ns(struct ernic_target *tgt, uint32_t nsid, const struct e
 		memcpy(ns->eui64, ids->eui64, sizeof(ns->eui64));
 	if (ids && ids->anagrpid)
 		ns->anagrpid = ids->anagrpid;
+	/* Before the backend: a namespace refused creates no file. */
+	rc = ns_ids_taken(tgt, ns, err, errlen);
+	if (rc)
+		return rc;
+	if (cfg->file[0])
+		rc = ernic_ns_file_open(ns, cfg->file, cfg->size, cfg->bs, err, errlen);
+	else
+		rc = ernic_ns_ram_open(ns, cfg->size, cfg->bs, err, errlen);
+	if (rc)
+		return rc;
+	ernic_ns_fault_install(ns, &cfg->fault);
 	pthread_mutex_lock(&tgt->lock);
 	tgt->nr_ns++;
 	ns->gen = ++tgt->ns_gens;

@@ -293,6 +293,25 @@ static void test_namespace_added_at_run_time_is_announced_listed_and_usable(void
 	ids.anagrpid = ERNIC_NVMF_MAX_ANA_GROUPS + 1;
 	CU_ASSERT_EQUAL(ernic_target_add_ns_at(fx.a, 6, &cfg, &ids, NULL, err, sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "ana_group 9"));
+	/*
+	 * An identifier namespace 5 has already (Base 2.0 4.5.1: they are
+	 * unique; a Linux host refuses the second as "duplicate IDs"): refused
+	 * before any backend is made, naming it and its holder; in another
+	 * subsystem it is another matter.
+	 */
+	ids.anagrpid = 0;
+	cfg = ns_cfg("/tmp/ernic-nvmf-ut-dup-id.img");
+	unlink(cfg.file);
+	CU_ASSERT_EQUAL(ernic_target_add_ns_at(fx.a, 6, &cfg, &ids, NULL, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "uuid 5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c: namespace 5"));
+	CU_ASSERT_EQUAL(access(cfg.file, F_OK), -1);
+	ids.has_uuid = false;
+	ids.has_eui64 = true;
+	memcpy(ids.eui64, ernic_target_ns(fx.a, 1)->eui64, sizeof(ids.eui64));
+	CU_ASSERT_EQUAL(ernic_target_add_ns_at(fx.a, 6, &cfg, &ids, NULL, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ": namespace 1 of this subsystem"));
+	cfg = ns_cfg(NULL);
+	CU_ASSERT_EQUAL(ernic_target_add_ns_at(fx.b, 6, &cfg, &ids, NULL, err, sizeof(err)), 0);
 	ernic_host_disconnect(ha);
 	fx_down(&fx);
 }
