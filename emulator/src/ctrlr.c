@@ -1302,12 +1302,13 @@ void ernic_req_set_status(struct ernic_req *req, uint16_t status)
 		return;
 	/*
 	 * Errors this emulator reports are never worth a retry of the same
-	 * command, except a path error: another path (or this one, once its ANA
-	 * state changes) may succeed, and a multipath host fails over only
-	 * without DNR.
+	 * command, except a path error (another path, or this one once its ANA
+	 * state changes, may succeed, and a multipath host fails over only
+	 * without DNR) and a transport's transient one (the data came corrupted;
+	 * sent again it may not be).
 	 */
 	req->cqe.status = (uint16_t)(NVME_CQE_STATUS(status) << 1);
-	if (NVME_STATUS_SCT(status) != NVME_SCT_PATH)
+	if (NVME_STATUS_SCT(status) != NVME_SCT_PATH && status != NVME_SC_TRANSIENT_TRANSPORT)
 		req->cqe.status |= NVME_CQE_STATUS_DNR;
 	ernic_stat_add(&sq->stats.errors[NVME_CQE_STATUS(status)], 1);
 	if (sq->ctrlr)
@@ -1440,6 +1441,11 @@ static enum ernic_exec req_exec(struct ernic_req *req)
 		atomic_store_explicit(&sq->sqhd, head >= sq->size ? 0 : head, memory_order_relaxed);
 	}
 	req->cqe.sqhd = ernic_sq_cqe_sqhd(sq);
+	if (ERNIC_UNLIKELY(req->transport_status)) {
+		ernic_req_set_status(req, req->transport_status);
+		req->transport_status = 0;
+		return ERNIC_EXEC_DONE;
+	}
 
 	if (req->sqe.opc == NVME_FABRICS_COMMAND) {
 		bool disconnect = ((const struct nvmf_fabrics_cmd *)&req->sqe)->fctype == NVMF_FCTYPE_DISCONNECT;

@@ -406,6 +406,12 @@ struct ernic_req {
 	 * now would report a write that happened as one that did not.
 	 */
 	bool h2c_in_place;
+	/*
+	 * A status the transport settled before exec (its data came corrupted:
+	 * Transient Transport Error): exec takes the SQ entry and completes the
+	 * command with it, running nothing, and clears it.
+	 */
+	uint16_t transport_status;
 	struct ernic_stage_stamps *stamps;
 };
 

@@ -1485,18 +1485,33 @@ static int tcp_recv_full(struct tcp_conn *conn, void *buf, size_t len, bool boun
 }
 
 /*
- * TCP 1.0 defines no FES for a data digest error; like Linux nvmet this treats
- * it as fatal, reported with the digest error FES and the digest received.
+ * A data digest error is no fatal transport error (TCP 1.0 defines no FES
+ * for it, as it does for a header digest): the PDU was framed right, so the
+ * stream is still in step, and only the command's data is suspect. The
+ * command completes with Transient Transport Error, which a host may retry,
+ * once all its data is in, running nothing (ernic_req.transport_status), as
+ * SPDK's target does; under a data digest no data lands in the namespace
+ * before exec (tcp_h2c_in_place()). Linux nvmet closes the connection.
  */
-static int tcp_check_ddgst(struct tcp_conn *conn, const uint8_t *data, uint32_t datal, uint32_t rcvd)
+static void tcp_ddgst_error(struct tcp_conn *conn, struct tcp_req *treq, uint32_t rcvd, uint32_t crc)
 {
-	if (rcvd != ernic_crc32c(0, data, datal))
-		return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
-	return 0;
+	ernic_log(&conn->port->log, TCP_LOG_TRANSPORT_ERROR,
+		  "peer %s qid %u: data digest error, cid %u: received 0x%08x, computed 0x%08x: Transient Transport Error",
+		  conn->peer, conn->qid, treq->req.sqe.cid, rcvd, crc);
+	treq->req.transport_status = NVME_SC_TRANSIENT_TRANSPORT;
 }
 
-/* Skip @pad bytes, read @datal bytes of data into @dst, check the data digest. */
-static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint32_t datal)
+static void tcp_check_ddgst(struct tcp_conn *conn, struct tcp_req *treq, const uint8_t *data, uint32_t datal,
+			    uint32_t rcvd)
+{
+	uint32_t crc = ernic_crc32c(0, data, datal);
+
+	if (ERNIC_UNLIKELY(rcvd != crc))
+		tcp_ddgst_error(conn, treq, rcvd, crc);
+}
+
+/* Skip @pad bytes, read @datal bytes of @treq's data into @dst, check the data digest. */
+static int tcp_recv_data(struct tcp_conn *conn, struct tcp_req *treq, uint8_t *dst, uint32_t pad, uint32_t datal)
 {
 	uint32_t rcvd;
 	int rc;
@@ -1512,7 +1527,8 @@ static int tcp_recv_data(struct tcp_conn *conn, uint8_t *dst, uint32_t pad, uint
 	rc = tcp_recv_full(conn, &rcvd, sizeof(rcvd), false);
 	if (rc)
 		return rc;
-	return tcp_check_ddgst(conn, dst, datal, rcvd);
+	tcp_check_ddgst(conn, treq, dst, datal, rcvd);
+	return 0;
 }
 
 /*
@@ -1571,12 +1587,12 @@ static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pa
 
 		if (dst) {
 			treq->h2c_buf = dst;
-			return tcp_recv_data(conn, dst, pad, datal);
+			return tcp_recv_data(conn, treq, dst, pad, datal);
 		}
 		rc = tcp_req_buf_reserve(treq, datal);
 		if (!rc) {
 			treq->h2c_buf = treq->buf;
-			return tcp_recv_data(conn, treq->buf, pad, datal);
+			return tcp_recv_data(conn, treq, treq->buf, pad, datal);
 		}
 		/*
 		 * No room in the port's budget: the data comes into rbuf, which
@@ -1595,7 +1611,8 @@ static int tcp_recv_icd(struct tcp_conn *conn, struct tcp_req *treq, uint32_t pa
 	if (!dd)
 		return 0;
 	memcpy(&rcvd, data + datal, sizeof(rcvd));
-	return tcp_check_ddgst(conn, data, datal, rcvd);
+	tcp_check_ddgst(conn, treq, data, datal, rcvd);
+	return 0;
 }
 
 /*
@@ -1676,14 +1693,15 @@ static int tcp_handle_icreq(struct tcp_conn *conn)
 /* Complete a command the queue has no room for, without the core. */
 static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uint32_t pad, uint32_t datal)
 {
-	struct tcp_req tmp = { .conn = conn };
+	struct tcp_req tmp = { .conn = conn, .req = { .sqe = *sqe, .sq = &conn->sq } };
 	uint32_t crc = 0;
 	int rc;
 
 	/*
 	 * The in-capsule data still has to be read past, and its digest checked:
-	 * a digest error is fatal whether or not the command could have run
-	 * (tcp_check_ddgst()), or a corrupted stream would go on unnoticed.
+	 * corrupted, the command is failed as one that could have run would be
+	 * (tcp_check_ddgst()), Transient Transport Error rather than the want of
+	 * a slot.
 	 */
 	for (uint32_t left = datal; left;) {
 		uint32_t n = MIN(left, (uint32_t)sizeof(conn->scratch));
@@ -1706,11 +1724,9 @@ static int tcp_reject_cmd(struct tcp_conn *conn, const struct nvme_sqe *sqe, uin
 		if (rc)
 			return rc;
 		if (rcvd != crc)
-			return tcp_fatal(conn, NVME_TCP_FES_HDR_DIGEST_ERR, rcvd);
+			tcp_ddgst_error(conn, &tmp, rcvd, crc);
 	}
-	tmp.req.sqe = *sqe;
-	tmp.req.sq = &conn->sq;
-	ernic_req_set_status(&tmp.req, NVME_SC_INTERNAL);
+	ernic_req_set_status(&tmp.req, tmp.req.transport_status ? tmp.req.transport_status : NVME_SC_INTERNAL);
 	tmp.req.cqe.sqhd = ernic_sq_cqe_sqhd(&conn->sq);
 	pthread_mutex_lock(&conn->lock);
 	rc = tcp_tx_rsp_locked(conn, &tmp.req.cqe);
@@ -1887,7 +1903,7 @@ static int tcp_handle_h2c_data(struct tcp_conn *conn)
 	if (!!(pdu->hdr.flags & NVME_TCP_F_DATA_LAST) != last)
 		return tcp_fatal(conn, NVME_TCP_FES_INVALID_PDU_HDR, TCP_HDR_FEI(flags));
 
-	rc = tcp_recv_data(conn, treq->h2c_buf + pdu->datao, pad, datal);
+	rc = tcp_recv_data(conn, treq, treq->h2c_buf + pdu->datao, pad, datal);
 	if (rc)
 		return rc;
 	treq->h2c_rcvd += datal;

@@ -1482,6 +1482,14 @@ static void test_io_queues_in_parallel(void)
  */
 #define CLOSE_WAIT_MS 5000
 
+/* Whether the port sends anything (or closes) within @ms. */
+static bool readable_within(int fd, unsigned int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, (int)ms) != 0;
+}
+
 static bool closed_within(int fd, unsigned int ms)
 {
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
@@ -2533,6 +2541,21 @@ static void test_header_digest_flag_missing(void)
 	th_teardown(th);
 }
 
+/*
+ * A data digest error is no fatal transport error (TCP 1.0 has no FES for
+ * it): command @cid completes with Transient Transport Error, without DNR so
+ * that the host may send it again, and the connection goes on.
+ */
+static void expect_transient(struct th *th, uint16_t cid)
+{
+	const struct nvme_cqe *cqe = &((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe;
+
+	CU_ASSERT_EQUAL_FATAL(th_recv_pdu(th), NVME_TCP_RSP);
+	CU_ASSERT_EQUAL(cqe->cid, cid);
+	CU_ASSERT_EQUAL(th_rsp_status(th), NVME_SC_TRANSIENT_TRANSPORT);
+	CU_ASSERT_FALSE(nvme_cqe_dnr(cqe));
+}
+
 static void test_data_digest_mismatch_in_capsule(void)
 {
 	struct th *th = th_setup(0);
@@ -2551,14 +2574,17 @@ static void test_data_digest_mismatch_in_capsule(void)
 	snprintf(pdu.data.hostnqn, sizeof(pdu.data.hostnqn), "%s", HOSTNQN);
 	pdu.ddgst = ~ernic_crc32c(0, &pdu.data, sizeof(pdu.data));
 	CU_ASSERT(write_all(th->fd, &pdu, sizeof(pdu)) == 0);
-	expect_term(th, NVME_TCP_FES_HDR_DIGEST_ERR, pdu.ddgst, &pdu.cmd, sizeof(pdu.cmd));
+	expect_transient(th, 0);
+	/* The stream is still in step: the same Connect with its digest right is taken. */
+	CU_ASSERT_EQUAL(th_connect(th, SUBNQN, 0, NVMF_CNTLID_DYNAMIC, 0, 0, true), 0);
 	th_teardown(th);
 }
 
 /*
  * A command refused for want of a slot still has its in-capsule data read
- * past: a data digest that does not match it ends the connection, as for a
- * command that runs, rather than a CapsuleResp that hides a corrupted stream.
+ * past and its digest checked: one that does not match fails it as it would
+ * a command that could run (Transient Transport Error), and the next capsule
+ * is read in step (refused too: every slot is still taken).
  */
 static void test_data_digest_mismatch_refused_command(void)
 {
@@ -2594,7 +2620,13 @@ static void test_data_digest_mismatch_refused_command(void)
 	fill(pdu.data, sizeof(pdu.data), 3);
 	pdu.ddgst = ~ernic_crc32c(0, pdu.data, sizeof(pdu.data));
 	CU_ASSERT(write_all(th->fd, &pdu, sizeof(pdu)) == 0);
-	expect_term(th, NVME_TCP_FES_HDR_DIGEST_ERR, pdu.ddgst, &pdu.cmd, sizeof(pdu.cmd));
+	expect_transient(th, cid);
+	pdu.cmd.cmd.cid = (uint16_t)(cid + 1);
+	pdu.ddgst = ernic_crc32c(0, pdu.data, sizeof(pdu.data));
+	CU_ASSERT(write_all(th->fd, &pdu, sizeof(pdu)) == 0);
+	CU_ASSERT_EQUAL_FATAL(th_recv_pdu(th), NVME_TCP_RSP);
+	CU_ASSERT_EQUAL(((struct nvme_tcp_rsp_pdu *)th->pdu)->cqe.cid, cid + 1);
+	CU_ASSERT_EQUAL(th_rsp_status(th), NVME_SC_INTERNAL);
 	close(admin_fd);
 	th_teardown(th);
 }
@@ -2818,22 +2850,39 @@ static void test_h2c_data_digest_mismatch(void)
 {
 	struct th *th = th_setup(0);
 	int admin_fd = th_io_queue_up(th, NVME_TCP_DATA_DIGEST_ENABLE, 0);
-	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 4096);
-	struct nvme_tcp_data_pdu data = { .hdr = { .type = NVME_TCP_H2C_DATA,
-						   .flags = NVME_TCP_F_DATA_LAST | NVME_TCP_F_DDGST,
-						   .hlen = 24, .pdo = 24, .plen = 24 + 4096 + 4 } };
-	static uint8_t payload[4096];
-	uint32_t bad;
+	struct nvme_tcp_r2t_pdu r2t = th_write_until_r2t(th, 8192);
+	static uint8_t payload[4096], back[8192], zeros[8192];
+	uint32_t digest[2];
 
+	/*
+	 * Two H2CData PDUs, the first with a wrong digest: no answer after it,
+	 * the second still read in step, then Transient Transport Error for the
+	 * write, whose blocks stay as they were.
+	 */
 	fill(payload, sizeof(payload), 6);
-	data.cccid = r2t.cccid;
-	data.ttag = r2t.ttag;
-	data.datal = sizeof(payload);
-	bad = ernic_crc32c(0, payload, sizeof(payload)) + 1;
-	CU_ASSERT(write_all(th->fd, &data, sizeof(data)) == 0);
-	CU_ASSERT(write_all(th->fd, payload, sizeof(payload)) == 0);
-	CU_ASSERT(write_all(th->fd, &bad, sizeof(bad)) == 0);
-	expect_term(th, NVME_TCP_FES_HDR_DIGEST_ERR, bad, &data, sizeof(data));
+	digest[0] = ernic_crc32c(0, payload, sizeof(payload)) + 1;
+	digest[1] = digest[0] - 1;
+	for (uint32_t i = 0; i < 2; i++) {
+		struct nvme_tcp_data_pdu data = {
+			.hdr = { .type = NVME_TCP_H2C_DATA, .flags = (uint8_t)(NVME_TCP_F_DDGST | (i ? NVME_TCP_F_DATA_LAST : 0)),
+				 .hlen = 24, .pdo = 24, .plen = 24 + 4096 + 4 },
+			.cccid = r2t.cccid, .ttag = r2t.ttag, .datao = i * 4096, .datal = 4096,
+		};
+
+		CU_ASSERT(write_all(th->fd, &data, sizeof(data)) == 0);
+		CU_ASSERT(write_all(th->fd, payload, sizeof(payload)) == 0);
+		CU_ASSERT(write_all(th->fd, &digest[i], sizeof(digest[i])) == 0);
+		if (i == 0)
+			CU_ASSERT_FALSE(readable_within(th->fd, 50));
+	}
+	expect_transient(th, 42);
+	CU_ASSERT_EQUAL(th_rw(th, NVME_CMD_READ, 0, back, sizeof(back), false), 0);
+	CU_ASSERT_EQUAL(memcmp(back, zeros, sizeof(back)), 0);
+	/* The same write sent again, its digests right, lands. */
+	fill(back, sizeof(back), 6);
+	CU_ASSERT_EQUAL(th_rw(th, NVME_CMD_WRITE, 0, back, sizeof(back), false), 0);
+	CU_ASSERT_EQUAL(th_rw(th, NVME_CMD_READ, 0, zeros, sizeof(zeros), false), 0);
+	CU_ASSERT_EQUAL(memcmp(back, zeros, sizeof(back)), 0);
 	close(admin_fd);
 	th_teardown(th);
 }
