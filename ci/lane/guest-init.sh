@@ -548,23 +548,24 @@ id_ctrl_field() { # id_ctrl_field FILE KEY: the value of KEY in nvme id-ctrl out
 	awk -v k="$2" '$1 == k && $2 == ":" { print $3; exit }' "$1"
 }
 
-# check_id_ctrl FILE MDTS IOCCSZ [OVER]: nvme id-ctrl output against the emulator's controller parameters. IOCCSZ
-# is the transport's: 8196 = 4 + 131072/16 over TCP (128 KiB of in-capsule data), 4 + --in-capsule-data / 16 over
-# RDMA.
+# check_id_ctrl FILE MDTS IOCCSZ KEYED [OVER]: nvme id-ctrl output against the emulator's controller parameters.
+# IOCCSZ is the transport's: 8196 = 4 + 131072/16 over TCP (128 KiB of in-capsule data), 4 + --in-capsule-data / 16
+# over RDMA. KEYED: whether SGLS bit 2 (Keyed SGL Data Block) is set: 1 over RDMA, 0 over TCP, which has none.
 check_id_ctrl() {
-	local want k v
+	local want k v keyed
 	for want in "mdts=$2" maxcmd=128 "ioccsz=$3"; do
 		k=${want%=*}
 		v=$(id_ctrl_field "$1" "$k")
-		[ "$v" = "${want#*=}" ] || fail "id-ctrl${4:+ $4}: $k is '$v', the emulator reports ${want#*=}"
+		[ "$v" = "${want#*=}" ] || fail "id-ctrl${5:+ $5}: $k is '$v', the emulator reports ${want#*=}"
 	done
 	v=$(id_ctrl_field "$1" sgls)
 	case "$v" in
 	0x[0-9a-fA-F]* | [0-9]*) ;;
-	*) fail "id-ctrl${4:+ $4} has no numeric sgls field (got '$v')" ;;
+	*) fail "id-ctrl${5:+ $5} has no numeric sgls field (got '$v')" ;;
 	esac
-	[ $((v & 4)) -ne 0 ] || fail "id-ctrl${4:+ $4}: sgls $v: keyed SGL data block (bit 2) is not set"
-	log "id-ctrl${4:+ $4} as the emulator reports: mdts $2, maxcmd 128, ioccsz $3, sgls $v (keyed SGL, bit 2, set)"
+	keyed=$(((v >> 2) & 1))
+	[ "$keyed" = "$4" ] || fail "id-ctrl${5:+ $5}: sgls $v: keyed SGL data block (bit 2) is $keyed, the emulator reports $4"
+	log "id-ctrl${5:+ $5} as the emulator reports: mdts $2, maxcmd 128, ioccsz $3, sgls $v (keyed SGL, bit 2, $keyed)"
 }
 
 round_order() { # round_order R: the targets' turns in suite round R, nvmet first in odd rounds
@@ -634,7 +635,7 @@ exercise_setup() { # exercise_setup NQN C BACKEND-LABEL: C = I/O queues the targ
 		*) head -n 12 "$RESULTS/$PHASE-$cmd.txt" ;;
 		esac
 	done
-	if [ "$PHASE" = ernicd ]; then check_id_ctrl "$RESULTS/$PHASE-id-ctrl.txt" "${ERNICD_MDTS:-5}" 8196; fi
+	if [ "$PHASE" = ernicd ]; then check_id_ctrl "$RESULTS/$PHASE-id-ctrl.txt" "${ERNICD_MDTS:-5}" 8196 0; fi
 	# The ratios compare targets that may split a large request differently: each row says what MDTS it had.
 	v=$(id_ctrl_field "$RESULTS/$PHASE-id-ctrl.txt" mdts)
 	backend="$backend,mdts=${v:-?}"
@@ -998,7 +999,7 @@ ernicd_close() {
 	nvme get-feature -f 7 "/dev/$CTRL" 2>&1 | grep 'Current value' || fail "nvme get-feature -f 7 on the queues=8 instance failed"
 	# Started with ernicd's defaults whatever mdts= the main instance has: its Identify is the emulator's own.
 	nvme id-ctrl "/dev/$CTRL" >"$RESULTS/$PHASE-q8-id-ctrl.txt" 2>&1 || fail "nvme id-ctrl on the queues=8 instance failed"
-	check_id_ctrl "$RESULTS/$PHASE-q8-id-ctrl.txt" 5 8196
+	check_id_ctrl "$RESULTS/$PHASE-q8-id-ctrl.txt" 5 8196 0
 	check_queue_count 8
 	disconnect "$NQN_ERNICD_Q8"
 	pid=$ERNICD_Q8_PID

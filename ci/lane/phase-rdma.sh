@@ -179,7 +179,7 @@ rdma_exercise() { # rdma_exercise NQN C: $PHASE's target alone on the host: disc
 		fail "nvme id-ctrl /dev/$CTRL failed"
 	}
 	grep -E '^(mdts|cntlid|maxcmd|sgls|ioccsz|iorcsz|subnqn) ' "$f" || true
-	if [ "$PHASE" = rdma-ernicd ]; then check_id_ctrl "$f" 5 $((4 + ERNICD_RDMA_ICD / 16)) "over RDMA"; fi
+	if [ "$PHASE" = rdma-ernicd ]; then check_id_ctrl "$f" 5 $((4 + ERNICD_RDMA_ICD / 16)) 1 "over RDMA"; fi
 	check_queue_count "$c"
 	rdma_check_mrs "connect -i 8 -W 8"
 	disconnect "$nqn"

@@ -74,7 +74,9 @@ void ernic_identify_ctrlr_common(const struct ernic_ctrlr *ctrlr, const struct e
 	id->ctratt = NVME_CTRL_CTRATT_TBKAS;
 	id->sqes = (6 << 4) | 6;
 	id->cqes = (4 << 4) | 4;
-	id->sgls = NVME_CTRL_SGLS_SUPPORTED | NVME_CTRL_SGLS_KEYED | (icd ? NVME_CTRL_SGLS_OFFSET : 0);
+	/* Keyed SGL Data Blocks are RDMA's; NVMe/TCP carries data by Transport SGL Data Blocks (as nvmet reports). */
+	id->sgls = NVME_CTRL_SGLS_SUPPORTED | (sq->ops->trtype != NVMF_TRTYPE_TCP ? NVME_CTRL_SGLS_KEYED : 0) |
+		   (icd ? NVME_CTRL_SGLS_OFFSET : 0);
 	id->ioccsz = ERNIC_IOCCSZ + icd / 16;
 	id->iorcsz = ERNIC_IORCSZ;
 	id->msdbd = 1;

@@ -1097,7 +1097,9 @@ static uint16_t tcp_map_c2h_zero_tail(struct ernic_req *req, uint32_t len, uint3
 /*
  * Batch a command's completion: C2HData first when it succeeded with data for
  * the host, then the CapsuleResp unless the last C2HData said SUCCESS, which
- * NVMe/TCP allows only with SQ flow control disabled (no SQHD to report).
+ * NVMe/TCP allows only with SQ flow control disabled (no SQHD to report), and
+ * which a host takes for a CQE of zeroes but the CID (Linux, FreeBSD), so
+ * only when DW0 and DW1 have nothing to say either, as SPDK's target checks.
  * The slot is freed when the batch has been sent.
  */
 static void tcp_tx_completion_locked(struct tcp_conn *conn, struct tcp_req *treq)
@@ -1105,13 +1107,14 @@ static void tcp_tx_completion_locked(struct tcp_conn *conn, struct tcp_req *treq
 	struct ernic_req *req = &treq->req;
 	bool ok = nvme_cqe_status(&req->cqe) == 0;
 	bool data = ok && treq->c2h_len;
+	bool success = conn->sqflow_disabled && !req->cqe.dw0 && !req->cqe.dw1;
 	int rc = 0;
 
 	if (conn->tx_nreqs == TCP_TX_REQS)
 		tcp_tx_flush_locked(conn, true);
 	if (data)
-		rc = tcp_tx_c2h_data_locked(conn, treq, conn->sqflow_disabled);
-	if (!rc && (!data || !conn->sqflow_disabled))
+		rc = tcp_tx_c2h_data_locked(conn, treq, success);
+	if (!rc && (!data || !success))
 		rc = tcp_tx_rsp_locked(conn, &req->cqe);
 	if (rc) {
 		tcp_req_put_locked(conn, treq);

@@ -559,6 +559,8 @@ static void test_identify_by_c2h_data_then_capsule_resp(void)
 	/* In-capsule data advertised for I/O queues: IOCCSZ = 4 + 128 KiB / 16. */
 	CU_ASSERT(id.ioccsz == ERNIC_IOCCSZ + ERNIC_TCP_IN_CAPSULE_DATA / 16);
 	CU_ASSERT(id.sgls & NVME_CTRL_SGLS_SUPPORTED);
+	/* No Keyed SGL Data Block over NVMe/TCP (tcp_map_data() refuses one): not advertised either. */
+	CU_ASSERT_FALSE(id.sgls & NVME_CTRL_SGLS_KEYED);
 	th_teardown(th);
 }
 
