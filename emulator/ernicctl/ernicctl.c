@@ -11,17 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "json.h"
+#include "log.h"
 
 #define ERNICCTL "ernicctl"
 #define ERNICCTL_DEFAULT_CONTROL "/run/ernicd.sock"
 #define REQ_MAX 16384
+/*
+ * How long ernicctl waits to send its request and for the answer, unless
+ * --timeout says otherwise. ernicd answers the clients in turn, one request
+ * each, and drops one that keeps it waiting 5 s: a request waits a few of
+ * those turns at worst, plus its own run (a subsystem removal flushes its
+ * namespaces).
+ */
+#define ERNICCTL_TIMEOUT_S 30
+#define ERNICCTL_TIMEOUT_MAX_S 3600
 
 static const char usage[] =
-	"Usage: " ERNICCTL " [--control PATH] COMMAND ARGS...\n"
+	"Usage: " ERNICCTL " [--control PATH] [--timeout SECONDS] COMMAND ARGS...\n"
 	"\n"
 	"Change a running ernicd (started with --control PATH) through its control socket.\n"
 	"PATH defaults to $ERNIC_CONTROL, else " ERNICCTL_DEFAULT_CONTROL ".\n"
@@ -40,10 +51,12 @@ static const char usage[] =
 	"                                persistent-loss, change\n"
 	"  list                          subsystems, namespaces, listeners, ANA states, discovery GENCTR\n"
 	"  counters NQN                  the subsystem's counters\n"
-	"  request JSON                  send one raw request line\n"
+	"  request JSON                  send one raw request: one line (no newline; jq -c makes one),\n"
+	"                                under 16384 bytes\n"
 	"\n"
 	"Every change a host can see is announced to it (AEN, Changed Namespace List,\n"
-	"ANA log, discovery log generation).\n";
+	"ANA log, discovery log generation). No answer within --timeout (30 s; 1..3600)\n"
+	"is exit 2.\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2))) die_usage(const char *fmt, ...)
 {
@@ -82,8 +95,24 @@ static void req_key(struct req *r, const char *key)
 	r->buf[r->off] = '\0';
 }
 
+/* JSON text is UTF-8: an argument that is not is refused here rather than sent changed (as U+FFFD). */
+static void need_utf8(const char *key, const char *value)
+{
+	char shown[4 * 64 + 1];
+
+	for (const unsigned char *p = (const unsigned char *)value; *p;) {
+		size_t n = json_utf8_len(p);
+
+		if (!n)
+			die_usage("bad %s '%s': not UTF-8 at byte %zu", key, ernic_log_str(value, shown, sizeof(shown)),
+				  (size_t)((const char *)p - value));
+		p += n;
+	}
+}
+
 static void req_str(struct req *r, const char *key, const char *value)
 {
+	need_utf8(key, value);
 	req_key(r, key);
 	if (!json_put_str(r->buf, sizeof(r->buf), &r->off, value))
 		die_usage("arguments too long");
@@ -174,7 +203,8 @@ static void build_subsystem(struct req *r, int argc, char **argv)
 			} else if (i + 1 < argc && !strcmp(argv[i], "--allow-host")) {
 				if (hoff)
 					hosts[hoff++] = ',';
-				if (!json_put_str(hosts, sizeof(hosts), &hoff, argv[++i]))
+				need_utf8("allow_hosts", argv[++i]);
+				if (!json_put_str(hosts, sizeof(hosts), &hoff, argv[i]))
 					die_usage("too many --allow-host");
 			} else {
 				die_usage("subsystem add: unexpected argument '%s'", argv[i]);
@@ -248,9 +278,28 @@ static void build_ana(struct req *r, int argc, char **argv)
 	req_str(r, "state", argv[3]);
 }
 
-/* Send @line, read one response line into *@resp (to free). 0, or exit 2 when there is no daemon. */
-static void exchange(const char *path, const char *line, char **resp)
+/*
+ * A raw request, sent as given: refused when it holds a newline (ernicd would
+ * run what follows it as a second request) or does not fit (a cut request may
+ * still parse, as another one).
+ */
+static void req_line(struct req *r, const char *line)
 {
+	const char *nl = strchr(line, '\n');
+	size_t n = strlen(line);
+
+	if (nl)
+		die_usage("bad request: a newline at byte %zu; a request is one line", (size_t)(nl - line));
+	if (n >= sizeof(r->buf))
+		die_usage("bad request: %zu bytes, longer than %zu", n, sizeof(r->buf) - 1);
+	memcpy(r->buf, line, n + 1);
+	r->off = 0;
+}
+
+/* Send @line, read one response line into *@resp (to free). 0, or exit 2 when there is no daemon or no answer. */
+static void exchange(const char *path, unsigned int timeout_s, const char *line, char **resp)
+{
+	const struct timeval timeout = { .tv_sec = timeout_s };
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
@@ -260,6 +309,12 @@ static void exchange(const char *path, const char *line, char **resp)
 		die_usage("bad --control '%s': path too long", path);
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* SO_SNDTIMEO bounds connect() too, on a Unix socket whose backlog is full. */
+	if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) ||
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout)))) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
 		fprintf(stderr, ERNICCTL ": cannot reach ernicd at '%s': %s\n", path, strerror(errno));
 		exit(2);
@@ -282,6 +337,10 @@ static void exchange(const char *path, const char *line, char **resp)
 		if (!buf)
 			continue;
 		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			fprintf(stderr, ERNICCTL ": no answer from ernicd at '%s' within %u s\n", path, timeout_s);
+			exit(2);
+		}
 		if (n <= 0) {
 			fprintf(stderr, ERNICCTL ": ernicd at '%s' closed the connection without an answer\n", path);
 			exit(2);
@@ -300,6 +359,7 @@ int main(int argc, char **argv)
 	struct json *resp = NULL;
 	const struct json *error;
 	char err[256], *line;
+	unsigned int timeout_s = ERNICCTL_TIMEOUT_S;
 	int i = 1;
 
 	if (!path || !path[0])
@@ -309,10 +369,19 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		}
-		if (!strcmp(argv[i], "--control") && i + 1 < argc)
+		if (!strcmp(argv[i], "--control") && i + 1 < argc) {
 			path = argv[++i];
-		else
+		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			const char *v = argv[++i];
+			char *end;
+			unsigned long s = strtoul(v, &end, 10);
+
+			if (*v < '0' || *v > '9' || *end || s < 1 || s > ERNICCTL_TIMEOUT_MAX_S)
+				die_usage("bad --timeout '%s': a whole number of seconds, 1..%d", v, ERNICCTL_TIMEOUT_MAX_S);
+			timeout_s = (unsigned int)s;
+		} else {
 			die_usage("unknown option '%s'", argv[i]);
+		}
 	}
 	if (i == argc)
 		die_usage("no command");
@@ -330,14 +399,13 @@ int main(int argc, char **argv)
 		req_start(&r, "counters");
 		req_str(&r, "nqn", argv[i + 1]);
 	} else if (!strcmp(argv[i], "request") && argc - i == 2) {
-		snprintf(r.buf, sizeof(r.buf), "%s", argv[i + 1]);
-		r.off = 0;
+		req_line(&r, argv[i + 1]);
 	} else
 		die_usage("unknown command '%s'", argv[i]);
 	if (r.off)
 		req_end(&r);
 
-	exchange(path, r.buf, &line);
+	exchange(path, timeout_s, r.buf, &line);
 	if (json_parse(line, &resp, err, sizeof(err))) {
 		fprintf(stderr, ERNICCTL ": unreadable answer from ernicd: %s\n", err);
 		free(line);

@@ -24,7 +24,7 @@
 
 #define CTL_MAX_LINE (64 * 1024)
 #define CTL_POLL_MS 100
-/* A client silent this long, not reading, or this long on one request line, is dropped (ctl_serve_client()). */
+/* A client silent this long, not reading, or this long on one request line, is dropped (ctl_thread()). */
 #define CTL_IDLE_MS 5000
 
 /* One NVMe/TCP port per listener address; its set's port record has the same Port ID. */
@@ -163,13 +163,14 @@ static int param_uint(const struct json *params, const char *key, bool required,
 	return fail(e, -EINVAL, "%s: must be an integer 0..%" PRIu64, key, max);
 }
 
-/* A size in bytes: an integer, or a string with an optional K, M, G or T suffix (powers of 1024). */
+/*
+ * A size in bytes above 0: an integer, or a string as --backend's size= reads
+ * it (ernic_parse_bytes(): digits and an optional K, M, G or T, powers of
+ * 1024), so no sign or white space is taken (strtoull() would wrap "-4096").
+ */
 static int param_size(const struct json *params, const char *key, uint64_t *out, struct ctl_err *e)
 {
 	const struct json *v = json_get(params, key);
-	unsigned long long n;
-	char *end;
-	int shift = 0;
 
 	if (!v)
 		return fail(e, -EINVAL, "%s: missing", key);
@@ -177,20 +178,14 @@ static int param_size(const struct json *params, const char *key, uint64_t *out,
 		*out = (uint64_t)v->num;
 		return 0;
 	}
-	if (v->type != JSON_STRING)
-		return fail(e, -EINVAL, "%s: must be a size such as 1073741824 or \"1G\"", key);
-	errno = 0;
-	n = strtoull(v->str, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
-	}
-	if (errno || end == v->str || *end || n == 0 || n > (UINT64_MAX >> shift))
-		return fail(e, -EINVAL, "%s '%s': must be a size such as 1073741824 or \"1G\"", key, v->str);
-	*out = (uint64_t)n << shift;
-	return 0;
+	if (v->type == JSON_STRING && ernic_parse_bytes(v->str, out) && *out)
+		return 0;
+	if (v->type == JSON_STRING)
+		return fail(e, -EINVAL, "%s '%s': must be a size above 0 such as 1073741824 or \"1G\"", key, v->str);
+	if (v->type == JSON_INT)
+		return fail(e, -EINVAL, "%s %" PRId64 ": must be a size above 0 such as 1073741824 or \"1G\"", key,
+			    v->num);
+	return fail(e, -EINVAL, "%s: must be a size above 0 such as 1073741824 or \"1G\"", key);
 }
 
 /* A hex identifier of @n bytes (dashes allowed, as in a UUID). */
@@ -660,24 +655,49 @@ static int m_counters(struct ernic_target *tgt, const struct json *params, struc
 	return 0;
 }
 
-/* A method runs on the control plane (run), or on the subsystem its params.nqn names (run_subsys). */
-static const struct {
+/*
+ * A method runs on the control plane (run), or on the subsystem its
+ * params.nqn names (run_subsys). @params names every key it reads: any other
+ * is refused before it runs, since a misspelt optional key ("allow_host")
+ * would otherwise run it with that key's default (a subsystem open to any host).
+ */
+static const struct ctl_method {
 	const char *name;
 	int (*run)(struct ernic_control *ctl, const struct json *params, struct ctl_out *o, struct ctl_err *e);
 	int (*run_subsys)(struct ernic_target *tgt, const struct json *params, struct ctl_out *o, struct ctl_err *e);
+	const char *params[8]; /* NULL-terminated */
 } methods[] = {
-	{ "subsystem_add", m_subsystem_add },
-	{ "subsystem_remove", m_subsystem_remove },
-	{ "subsystem_list", m_subsystem_list },
-	{ "namespace_add", NULL, m_namespace_add },
-	{ "namespace_remove", NULL, m_namespace_remove },
-	{ "namespace_resize", NULL, m_namespace_resize },
-	{ "listener_add", m_listener_add },
-	{ "listener_remove", m_listener_remove },
-	{ "ana_set", m_ana_set },
-	{ "list", m_list },
-	{ "counters", NULL, m_counters },
+	{ "subsystem_add", m_subsystem_add, NULL, { "nqn", "serial", "model", "allow_hosts", "any_host" } },
+	{ "subsystem_remove", m_subsystem_remove, NULL, { "nqn" } },
+	{ "subsystem_list", m_subsystem_list, NULL, { NULL } },
+	{ "namespace_add", NULL, m_namespace_add, { "nqn", "backend", "nsid", "uuid", "nguid", "eui64", "ana_group" } },
+	{ "namespace_remove", NULL, m_namespace_remove, { "nqn", "nsid" } },
+	{ "namespace_resize", NULL, m_namespace_resize, { "nqn", "nsid", "size" } },
+	{ "listener_add", m_listener_add, NULL, { "nqn", "traddr", "trsvcid" } },
+	{ "listener_remove", m_listener_remove, NULL, { "nqn", "traddr", "trsvcid" } },
+	{ "ana_set", m_ana_set, NULL, { "traddr", "trsvcid", "group", "state" } },
+	{ "list", m_list, NULL, { NULL } },
+	{ "counters", NULL, m_counters, { "nqn" } },
 };
+
+/* Every member of @params is a key @m reads; else one line naming the first that is not, and what @m takes. */
+static int ctl_check_params(const struct ctl_method *m, const struct json *params, struct ctl_err *e)
+{
+	for (const struct json *p = params ? params->child : NULL; p; p = p->next) {
+		char takes[128] = "";
+		size_t i, off = 0;
+
+		for (i = 0; m->params[i] && strcmp(m->params[i], p->key); i++)
+			;
+		if (m->params[i])
+			continue;
+		for (i = 0; m->params[i]; i++)
+			off += (size_t)snprintf(takes + off, sizeof(takes) - off, "%s%s", i ? ", " : "", m->params[i]);
+		return fail(e, -EINVAL, "params: unknown key '%s' for %s (it takes %s)", p->key, m->name,
+			    off ? takes : "none");
+	}
+	return 0;
+}
 
 /* Run one parsed request; the result or the error into @o. Returns 0 or the error's code. */
 static int ctl_run(struct ernic_control *ctl, const struct json *req, struct ctl_out *o, struct ctl_err *e)
@@ -700,6 +720,8 @@ static int ctl_run(struct ernic_control *ctl, const struct json *req, struct ctl
 				break;
 		if (i == ERNIC_ARRAY_SIZE(methods)) {
 			fail(e, -EINVAL, "method '%s': unknown", method->str);
+		} else if (ctl_check_params(&methods[i], params, e)) {
+			rc = e->code;
 		} else {
 			pthread_mutex_lock(&ctl->lock);
 			if (methods[i].run) {
@@ -729,12 +751,13 @@ static int ctl_run(struct ernic_control *ctl, const struct json *req, struct ctl
 	return rc;
 }
 
-char *ernic_control_request(struct ernic_control *ctl, const char *line)
+/* ernic_control_request() on the @len bytes of a line read from a client, a NUL among them refused. */
+static char *ctl_request_len(struct ernic_control *ctl, const char *line, size_t len)
 {
 	struct ctl_out o = { 0 };
 	struct ctl_err e = { 0 };
 	struct json *req = NULL;
-	int rc = json_parse(line, &req, e.msg, sizeof(e.msg));
+	int rc = json_parse_len(line, len, &req, e.msg, sizeof(e.msg));
 
 	if (rc) {
 		outf(&o, "{\"error\":{\"code\":%d,\"message\":", -rc);
@@ -751,6 +774,11 @@ char *ernic_control_request(struct ernic_control *ctl, const char *line)
 	return o.p;
 }
 
+char *ernic_control_request(struct ernic_control *ctl, const char *line)
+{
+	return ctl_request_len(ctl, line, strlen(line));
+}
+
 int ernic_control_load(struct ernic_control *ctl, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -758,6 +786,7 @@ int ernic_control_load(struct ernic_control *ctl, const char *path, char *err, s
 	const struct json *list;
 	char *text = NULL;
 	size_t len = 0;
+	ssize_t got;
 	unsigned int idx = 0;
 	int rc;
 
@@ -765,14 +794,15 @@ int ernic_control_load(struct ernic_control *ctl, const char *path, char *err, s
 		snprintf(err, errlen, "config '%s': %s", path, strerror(errno));
 		return -errno;
 	}
-	rc = getdelim(&text, &len, '\0', f) < 0 ? -EIO : 0;
+	/* Up to the first NUL, which json_parse_len() then refuses: the file is text. */
+	got = getdelim(&text, &len, '\0', f);
 	fclose(f);
-	if (rc) {
+	if (got < 0) {
 		free(text);
 		snprintf(err, errlen, "config '%s': cannot read it", path);
-		return rc;
+		return -EIO;
 	}
-	rc = json_parse(text, &doc, err, errlen);
+	rc = json_parse_len(text, (size_t)got, &doc, err, errlen);
 	free(text);
 	if (rc) {
 		char why[ERNIC_ERRLEN];
@@ -810,81 +840,142 @@ int ernic_control_load(struct ernic_control *ctl, const char *path, char *err, s
 /* ------------------------------------------------------------------ socket */
 
 /*
- * Serve one client until it closes: each line in, one line out. Clients are
- * served one at a time, so one that sends nothing for CTL_IDLE_MS, does not
- * read its answer within it, or takes longer to send one line (a byte now and
- * then), is dropped rather than shutting out the others.
+ * The control thread holds up to CTL_MAX_CLIENTS connections and answers one
+ * line of each per turn, so a client sending request after request cannot
+ * shut the others out (README: clients are served in turn). One that sends
+ * nothing for CTL_IDLE_MS, takes longer than that to send one line (a byte
+ * now and then) or to read its answer, is dropped: it would hold a slot.
  */
-static void ctl_serve_client(struct ernic_control *ctl, int fd)
+#define CTL_MAX_CLIENTS 8
+
+struct ctl_client {
+	int fd;
+	char *buf; /* CTL_MAX_LINE bytes: what came of the lines not yet answered */
+	size_t have;
+	uint64_t heard_ns;	/* its last byte, or its answer, or its connect */
+	uint64_t line_start_ns; /* the first byte of the line not yet answered */
+};
+
+static void ctl_client_drop(struct ctl_client *c)
+{
+	close(c->fd);
+	free(c->buf);
+	*c = (struct ctl_client){ .fd = -1 };
+}
+
+static void ctl_client_accept(struct ernic_control *ctl, struct ctl_client *c)
 {
 	const struct timeval snd = { .tv_sec = CTL_IDLE_MS / 1000, .tv_usec = CTL_IDLE_MS % 1000 * 1000 };
-	char *buf = malloc(CTL_MAX_LINE);
-	size_t have = 0;
-	int idle_ms = 0;
-	uint64_t line_start_ns = 0; /* when the first byte of the line not yet answered came */
+	int fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
-	while (buf && !atomic_load(&ctl->stopping)) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		char *nl;
-		ssize_t n;
+	if (fd < 0)
+		return;
+	/* Reads never wait (MSG_DONTWAIT, after poll()); an answer's write waits CTL_IDLE_MS at most. */
+	*c = (struct ctl_client){ .fd = fd, .buf = malloc(CTL_MAX_LINE), .heard_ns = ernic_now_ns() };
+	if (!c->buf || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd)))
+		ctl_client_drop(c);
+}
 
-		if (have && ernic_now_ns() - line_start_ns >= CTL_IDLE_MS * 1000000ull)
-			break;
-		if (poll(&pfd, 1, CTL_POLL_MS) <= 0) {
-			idle_ms += CTL_POLL_MS;
-			if (idle_ms >= CTL_IDLE_MS)
-				break;
-			continue;
-		}
-		idle_ms = 0;
-		n = read(fd, buf + have, CTL_MAX_LINE - 1 - have);
-		if (n <= 0)
-			break;
-		if (!have)
-			line_start_ns = ernic_now_ns();
-		have += (size_t)n;
-		buf[have] = '\0';
-		while ((nl = memchr(buf, '\n', have))) {
-			char *resp;
+/* What the client sent since; false when it closed or its line outgrew CTL_MAX_LINE (told so). */
+static bool ctl_client_read(struct ctl_client *c, uint64_t now)
+{
+	ssize_t n;
 
-			*nl = '\0';
-			resp = ernic_control_request(ctl, buf);
-			if (!resp || dprintf(fd, "%s\n", resp) < 0) {
-				free(resp);
-				goto out;
-			}
-			free(resp);
-			have -= (size_t)(nl + 1 - buf);
-			memmove(buf, nl + 1, have);
-			/* What follows the line answered is the next line's start. */
-			line_start_ns = ernic_now_ns();
-		}
-		if (have == CTL_MAX_LINE - 1) {
-			dprintf(fd, "{\"error\":{\"code\":%d,\"message\":\"request: longer than %d bytes\"}}\n", E2BIG,
-				CTL_MAX_LINE - 1);
-			break;
-		}
+	/* A whole line waits for its turn: the rest stays in the socket until then. */
+	if (memchr(c->buf, '\n', c->have))
+		return true;
+	n = recv(c->fd, c->buf + c->have, CTL_MAX_LINE - 1 - c->have, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0)
+		return false;
+	if (!c->have)
+		c->line_start_ns = now;
+	c->have += (size_t)n;
+	c->heard_ns = now;
+	if (c->have == CTL_MAX_LINE - 1 && !memchr(c->buf, '\n', c->have)) {
+		dprintf(c->fd, "{\"error\":{\"code\":%d,\"message\":\"request: longer than %d bytes\"}}\n", E2BIG,
+			CTL_MAX_LINE - 1);
+		return false;
 	}
-out:
-	free(buf);
-	close(fd);
+	return true;
+}
+
+/* Answer the client's first whole line, if it sent one; false when the answer could not be sent. */
+static bool ctl_client_answer(struct ernic_control *ctl, struct ctl_client *c)
+{
+	char *nl = memchr(c->buf, '\n', c->have), *resp;
+	bool sent;
+
+	if (!nl)
+		return true;
+	*nl = '\0';
+	resp = ctl_request_len(ctl, c->buf, (size_t)(nl - c->buf));
+	sent = resp && dprintf(c->fd, "%s\n", resp) >= 0;
+	free(resp);
+	c->have -= (size_t)(nl + 1 - c->buf);
+	memmove(c->buf, nl + 1, c->have);
+	/* Its silence, and the next line's time, count from the answer: the request's own run is not the client's. */
+	c->heard_ns = c->line_start_ns = ernic_now_ns();
+	return sent;
+}
+
+/* Silent for CTL_IDLE_MS, or that long on one line: dropped. A whole line waiting is the thread's delay, not its. */
+static bool ctl_client_overdue(const struct ctl_client *c, uint64_t now)
+{
+	if (memchr(c->buf, '\n', c->have))
+		return false;
+	if (c->have && now - c->line_start_ns >= CTL_IDLE_MS * 1000000ull)
+		return true;
+	return now - c->heard_ns >= CTL_IDLE_MS * 1000000ull;
 }
 
 static void *ctl_thread(void *arg)
 {
 	struct ernic_control *ctl = arg;
+	struct ctl_client clients[CTL_MAX_CLIENTS];
 
+	for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++)
+		clients[i] = (struct ctl_client){ .fd = -1 };
 	while (!atomic_load(&ctl->stopping)) {
-		struct pollfd pfd = { .fd = ctl->listen_fd, .events = POLLIN };
-		int fd;
+		struct pollfd pfd[1 + CTL_MAX_CLIENTS];
+		int timeout = CTL_POLL_MS;
+		struct ctl_client *free_slot = NULL;
+		uint64_t now;
 
-		if (poll(&pfd, 1, CTL_POLL_MS) <= 0)
+		for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++) {
+			struct ctl_client *c = &clients[i];
+
+			/* poll() passes over a negative fd. */
+			pfd[1 + i] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+			if (c->fd < 0 && !free_slot)
+				free_slot = c;
+			if (c->fd >= 0 && memchr(c->buf, '\n', c->have))
+				timeout = 0;
+		}
+		/* All slots taken: a new client waits in the backlog until one is dropped or closes. */
+		pfd[0] = (struct pollfd){ .fd = free_slot ? ctl->listen_fd : -1, .events = POLLIN };
+		if (poll(pfd, 1 + CTL_MAX_CLIENTS, timeout) < 0)
 			continue;
-		fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd >= 0)
-			ctl_serve_client(ctl, fd);
+		now = ernic_now_ns();
+		for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++) {
+			struct ctl_client *c = &clients[i];
+
+			if (c->fd >= 0 && pfd[1 + i].revents && !ctl_client_read(c, now))
+				ctl_client_drop(c);
+			else if (c->fd >= 0 && ctl_client_overdue(c, now))
+				ctl_client_drop(c);
+		}
+		/* One line each per turn. */
+		for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++)
+			if (clients[i].fd >= 0 && !ctl_client_answer(ctl, &clients[i]))
+				ctl_client_drop(&clients[i]);
+		if (pfd[0].revents & POLLIN)
+			ctl_client_accept(ctl, free_slot);
 	}
+	for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (clients[i].fd >= 0)
+			ctl_client_drop(&clients[i]);
 	return NULL;
 }
 

@@ -67,6 +67,38 @@ static size_t json_utf8(char *dst, unsigned int cp)
 	return 3;
 }
 
+/* Unicode 15, table 3-7: no overlong form, no surrogate, nothing past U+10FFFF. */
+size_t json_utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xBF;
+	size_t n;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		n = 2;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		n = 3;
+	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xE0)
+		lo = 0xA0;
+	else if (p[0] == 0xED)
+		hi = 0x9F;
+	else if (p[0] == 0xF0)
+		lo = 0x90;
+	else if (p[0] == 0xF4)
+		hi = 0x8F;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
 static int json_string(struct json_reader *r, char **out)
 {
 	size_t start = ++r->pos, n = 0;
@@ -88,6 +120,18 @@ static int json_string(struct json_reader *r, char **out)
 		if (c < 0x20) {
 			free(s);
 			return json_fail(r, "control character in string");
+		}
+		if (c >= 0x80) {
+			size_t len = json_utf8_len((const unsigned char *)r->text + --r->pos);
+
+			if (!len) {
+				free(s);
+				return json_fail(r, "not UTF-8");
+			}
+			memcpy(s + n, r->text + r->pos, len);
+			n += len;
+			r->pos += len;
+			continue;
 		}
 		if (c != '\\') {
 			s[n++] = (char)c;
@@ -230,12 +274,19 @@ static int json_value(struct json_reader *r, struct json *v, int depth)
 	}
 }
 
-int json_parse(const char *text, struct json **out, char *err, size_t errlen)
+int json_parse_len(const char *text, size_t len, struct json **out, char *err, size_t errlen)
 {
 	struct json_reader r = { .text = text, .err = err, .errlen = errlen };
-	struct json *v = calloc(1, sizeof(*v));
+	const char *nul = memchr(text, '\0', len);
+	struct json *v;
 	int rc;
 
+	/* The reader stops at a NUL: what follows one would be dropped unread, so the text is refused. */
+	if (nul) {
+		r.pos = (size_t)(nul - text);
+		return json_fail(&r, "NUL byte");
+	}
+	v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	rc = json_value(&r, v, 0);
@@ -250,6 +301,11 @@ int json_parse(const char *text, struct json **out, char *err, size_t errlen)
 	}
 	*out = v;
 	return 0;
+}
+
+int json_parse(const char *text, struct json **out, char *err, size_t errlen)
+{
+	return json_parse_len(text, strlen(text), out, err, errlen);
 }
 
 void json_free(struct json *v)
@@ -287,15 +343,20 @@ bool json_put_str(char *buf, size_t len, size_t *off, const char *s)
 	} while (0)
 	PUT('"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		size_t n = json_utf8_len(p);
+
 		if (*p == '"' || *p == '\\') {
 			PUT('\\');
 			PUT((char)*p);
-		} else if (*p < 0x20) {
+		} else if (*p < 0x20 || !n) {
+			/* A byte that is no UTF-8 (a name from the command line, not from JSON) shows as U+FFFD. */
 			if (o + 7 >= len)
 				return false;
-			o += (size_t)snprintf(buf + o, len - o, "\\u%04x", *p);
+			o += (size_t)snprintf(buf + o, len - o, "\\u%04x", n ? *p : 0xFFFD);
 		} else {
-			PUT((char)*p);
+			for (size_t i = 0; i < n; i++)
+				PUT((char)p[i]);
+			p += n - 1;
 		}
 	}
 	PUT('"');

@@ -31,14 +31,27 @@ struct json {
 	struct json *child, *next;
 };
 
-/* Parse @text; 0 and *@out (free with json_free()), or -EINVAL with one line naming the offset. */
+/*
+ * Parse @text; 0 and *@out (free with json_free()), or -EINVAL with one line
+ * naming the offset. Strings must be UTF-8 (RFC 8259 section 8.1).
+ */
 int json_parse(const char *text, struct json **out, char *err, size_t errlen);
+/* json_parse() on @len bytes read from a file or a socket: a NUL byte among them is refused, naming its offset. */
+int json_parse_len(const char *text, size_t len, struct json **out, char *err, size_t errlen);
 void json_free(struct json *v);
 /* The member @key of object @obj, or NULL. */
 const struct json *json_get(const struct json *obj, const char *key);
 /*
+ * The length of the well-formed UTF-8 sequence at @p, or 0. JSON text is
+ * UTF-8 (RFC 8259 section 8.1): the reader refuses anything else, and the
+ * writer never emits it.
+ */
+size_t json_utf8_len(const unsigned char *p);
+/*
  * Append @s as a JSON string literal (quotes included) to @buf of @len bytes
- * at *@off; the result is NUL-terminated. Returns false when it did not fit.
+ * at *@off; the result is NUL-terminated. A byte of @s that is not UTF-8 is
+ * written as \ufffd, so the literal is always valid JSON; at most 6 bytes
+ * are written per byte of @s, plus the quotes. Returns false when it did not fit.
  */
 bool json_put_str(char *buf, size_t len, size_t *off, const char *s);
 
