@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ernic/control.h"
@@ -41,6 +43,8 @@
 #define ERNICD_DEFAULT_IDLE_S 10
 /* The nice of Linux's workqueues for I/O (WQ_HIGHPRI), nvmet-tcp's and nvme-tcp's: ernic_tcp_port_opts.send_nice. */
 #define ERNICD_SEND_NICE_DEFAULT -20
+/* The most of one echoed value a message shows (ernicd_str()). */
+#define ERNICD_SHOWN 1024
 #define ERNICD_XSTR(x) #x
 #define ERNICD_STR(x) ERNICD_XSTR(x)
 
@@ -123,8 +127,9 @@ static const char usage[] =
 	"\n"
 	"Signals: SIGUSR1 prints the counters as one JSON line on stderr; SIGTERM or SIGINT\n"
 	"stops accepting, lets in-flight commands finish, closes every connection, flushes\n"
-	"the namespaces, prints the counters and exits (0, or 1 if a flush or the --trace file failed).\n"
-	"Bad arguments exit 2.\n";
+	"the namespaces, prints the counters and exits (0, or 1 if a flush, the --trace file or the\n"
+	"last --stats write failed). Bad arguments, an option other than --backend and --allow-host\n"
+	"given twice, and a --stats PATH whose directory ernicd cannot create files in exit 2.\n";
 
 struct ernicd_opts {
 	bool rdma;
@@ -158,42 +163,85 @@ struct ernicd_opts {
 /* The NVMe/RDMA port, a pointer only when built without rdma-core. */
 struct ernic_rdma_port;
 
+/*
+ * @s as one line shows it, into @buf of ERNICD_SHOWN bytes: a newline or a
+ * terminal escape in a value could otherwise forge a line ("ernicd: stopped")
+ * or split an error in two. An empty @s stays empty, for the quotes around it.
+ */
+static const char *ernicd_str(const char *s, char *buf)
+{
+	return *s ? ernic_log_str(s, buf, ERNICD_SHOWN) : "";
+}
+
+/* @why is one line already: ernicd's own text, or the backend parser's (config.c keeps its errors one line). */
 static void __attribute__((noreturn)) bad_arg(const char *opt, const char *value, const char *why)
 {
-	fprintf(stderr, "%s: bad %s value '%s'%s%s\n", ERNICD, opt, value, why ? ": " : "", why ? why : "");
+	char v[ERNICD_SHOWN];
+
+	fprintf(stderr, "%s: bad %s value '%s'%s%s\n", ERNICD, opt, ernicd_str(value, v), why ? ": " : "",
+		why ? why : "");
 	exit(2);
 }
 
-/* ADDR:PORT, [ADDR]:PORT for IPv6; numeric only, as a discovery log entry carries it. */
+/*
+ * Decimal digits at @s, nothing before them (no space, no sign, as strtoul()
+ * would take): the value in *@v, ULONG_MAX past it; the first byte after them,
+ * or NULL when @s does not start with a digit.
+ */
+static const char *scan_dec(const char *s, unsigned long *v)
+{
+	if (*s < '0' || *s > '9')
+		return NULL;
+	for (*v = 0; *s >= '0' && *s <= '9'; s++) {
+		unsigned long d = (unsigned long)(*s - '0');
+
+		*v = *v > (ULONG_MAX - d) / 10 ? ULONG_MAX : *v * 10 + d;
+	}
+	return s;
+}
+
+/* @s is a decimal in [min, max] and nothing else; the one rule behind every numeric option. */
+static bool parse_dec(const char *s, unsigned long min, unsigned long max, unsigned long *v)
+{
+	const char *end = scan_dec(s, v);
+
+	return end && !*end && *v >= min && *v <= max;
+}
+
+/*
+ * ADDR:PORT, [ADDR]:PORT for IPv6; numeric only, as a discovery log entry
+ * carries it. An IPv6 address without its brackets is refused, not split at
+ * its last colon: 1::2:3 would otherwise listen on 1::2, port 3.
+ */
 static void parse_listen(const char *arg, struct ernicd_opts *o)
 {
 	const char *colon = strrchr(arg, ':');
 	const char *a = arg;
+	bool v6 = arg[0] == '[';
 	size_t alen;
 	unsigned char bin[sizeof(struct in6_addr)];
-	char *end;
-	long port;
+	unsigned long port;
 
 	if (!colon || colon == arg)
 		bad_arg("--listen", arg, "expected ADDR:PORT");
 	alen = (size_t)(colon - arg);
-	if (arg[0] == '[') {
+	if (v6) {
 		if (colon[-1] != ']')
 			bad_arg("--listen", arg, "expected [ADDR]:PORT");
 		a++;
 		alen -= 2;
+	} else if (memchr(arg, ':', alen)) {
+		bad_arg("--listen", arg, "an IPv6 address goes in brackets, [ADDR]:PORT");
 	}
 	if (alen == 0 || alen >= sizeof(o->addr))
 		bad_arg("--listen", arg, "bad address");
 	memcpy(o->addr, a, alen);
 	o->addr[alen] = '\0';
-	if (inet_pton(AF_INET, o->addr, bin) != 1 && inet_pton(AF_INET6, o->addr, bin) != 1)
-		bad_arg("--listen", arg, "not a numeric IPv4 or IPv6 address");
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (errno || !colon[1] || *end || port < 1 || port > 65535)
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, o->addr, bin) != 1)
+		bad_arg("--listen", arg, v6 ? "not a numeric IPv6 address" : "not a numeric IPv4 address");
+	if (!parse_dec(colon + 1, 1, 65535, &port))
 		bad_arg("--listen", arg, "port must be 1..65535");
-	snprintf(o->port, sizeof(o->port), "%ld", port);
+	snprintf(o->port, sizeof(o->port), "%lu", port);
 }
 
 /* A file or socket path option: any text but the empty one. */
@@ -217,12 +265,10 @@ static const char *parse_nqn(const char *opt, const char *arg)
 /* A decimal in [min, max], else exit 2 naming the option and the value. */
 static unsigned int parse_uint(const char *opt, const char *arg, unsigned long min, unsigned long max)
 {
-	char *end, why[64];
+	char why[64];
 	unsigned long v;
 
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || !arg[0] || *end || arg[0] == '-' || v < min || v > max) {
+	if (!parse_dec(arg, min, max, &v)) {
 		snprintf(why, sizeof(why), "must be %lu..%lu", min, max);
 		bad_arg(opt, arg, why);
 	}
@@ -232,14 +278,12 @@ static unsigned int parse_uint(const char *opt, const char *arg, unsigned long m
 /* A nice value, -20..19 as setpriority() takes it, else exit 2 naming the option and the value. */
 static int parse_nice(const char *opt, const char *arg)
 {
-	char *end;
-	long v;
+	bool neg = arg[0] == '-';
+	unsigned long v;
 
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || !arg[0] || *end || v < -20 || v > 19)
+	if (!parse_dec(arg + neg, 0, neg ? 20 : 19, &v))
 		bad_arg(opt, arg, "must be -20..19 or off");
-	return (int)v;
+	return neg ? -(int)v : (int)v;
 }
 
 /* A CPU list as taskset -c takes it: N or N-M, comma-separated, each CPU one this system has. */
@@ -250,20 +294,20 @@ static void parse_cpus(const char *arg, cpu_set_t *set)
 
 	CPU_ZERO(set);
 	for (;;) {
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
+		unsigned long lo, hi;
+		const char *end = scan_dec(p, &lo);
 
-		if (end == p || lo < 0)
+		if (!end)
 			bad_arg("--cpus", arg, "expected a list such as 1 or 0-3,6");
+		hi = lo;
 		if (*end == '-') {
-			p = end + 1;
-			hi = strtol(p, &end, 10);
-			if (end == p || hi < lo)
+			end = scan_dec(end + 1, &hi);
+			if (!end || hi < lo)
 				bad_arg("--cpus", arg, "expected a list such as 1 or 0-3,6");
 		}
-		if (hi >= ncpu || hi >= CPU_SETSIZE)
+		if (hi >= (unsigned long)ncpu || hi >= CPU_SETSIZE)
 			bad_arg("--cpus", arg, "names a CPU this system does not have");
-		for (long c = lo; c <= hi; c++)
+		for (unsigned long c = lo; c <= hi; c++)
 			CPU_SET((int)c, set);
 		if (*end == '\0')
 			return;
@@ -271,6 +315,39 @@ static void parse_cpus(const char *arg, cpu_set_t *set)
 			bad_arg("--cpus", arg, "expected a list such as 1 or 0-3,6");
 		p = end + 1;
 	}
+}
+
+/*
+ * --stats PATH is written as PATH.tmp and renamed over PATH (print_counters()),
+ * so what it needs is a directory ernicd may create files in, and PATH not a
+ * directory. Judged before the run and creating nothing: found at exit, the
+ * run's counters would be lost.
+ */
+static void check_stats_path(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096], why[128];
+	struct stat st;
+	int e = 0;
+
+	if (strlen(path) + sizeof(".tmp") > sizeof(dir))
+		bad_arg("--stats", path, "path too long");
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st))
+		e = errno;
+	else if (!S_ISDIR(st.st_mode))
+		e = ENOTDIR;
+	else if (access(dir, W_OK | X_OK))
+		e = errno;
+	if (e) {
+		snprintf(why, sizeof(why), "cannot create files in its directory: %s", strerror(e));
+		bad_arg("--stats", path, why);
+	}
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		bad_arg("--stats", path, "is a directory");
 }
 
 static void parse_args(int argc, char **argv, struct ernicd_opts *o)
@@ -303,7 +380,10 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	/* Each option's value as first given: one that takes a single value is refused a second. */
+	const char *given[sizeof(longopts) / sizeof(longopts[0])] = { NULL };
+	char shown[ERNICD_SHOWN];
+	int c, idx;
 
 	snprintf(o->addr, sizeof(o->addr), "%s", ERNICD_DEFAULT_ADDR);
 	snprintf(o->port, sizeof(o->port), "%s", ERNICD_DEFAULT_PORT);
@@ -313,7 +393,18 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	o->send_nice = ERNICD_SEND_NICE_DEFAULT;
 	/* getopt's own messages take two lines and no value: report here instead. */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+	while ((idx = -1, c = getopt_long(argc, argv, ":", longopts, &idx)) != -1) {
+		/* Only --backend and --allow-host add one more each time; any other taking the last would hide a typo. */
+		if (idx >= 0 && longopts[idx].has_arg && c != OPT_BACKEND && c != OPT_ALLOW) {
+			if (given[idx]) {
+				char first[ERNICD_SHOWN];
+
+				fprintf(stderr, "%s: --%s given twice ('%s', then '%s'): it takes one value\n", ERNICD,
+					longopts[idx].name, ernicd_str(given[idx], first), ernicd_str(optarg, shown));
+				exit(2);
+			}
+			given[idx] = optarg;
+		}
 		switch (c) {
 		case OPT_LISTEN:
 			parse_listen(optarg, o);
@@ -334,6 +425,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			break;
 		case OPT_STATS:
 			o->stats = parse_path("--stats", optarg);
+			check_stats_path(o->stats);
 			break;
 		case OPT_CONFIG:
 			o->config = parse_path("--config", optarg);
@@ -399,10 +491,10 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 			fputs(usage, stdout);
 			exit(0);
 		case ':':
-			fprintf(stderr, "%s: option '%s' needs a value\n", ERNICD, argv[optind - 1]);
+			fprintf(stderr, "%s: option '%s' needs a value\n", ERNICD, ernicd_str(argv[optind - 1], shown));
 			exit(2);
 		default:
-			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", ERNICD, argv[optind - 1]);
+			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", ERNICD, ernicd_str(argv[optind - 1], shown));
 			exit(2);
 		}
 	}
@@ -418,7 +510,7 @@ static void parse_args(int argc, char **argv, struct ernicd_opts *o)
 	if (o->in_capsule_data && !o->rdma)
 		bad_arg("--in-capsule-data", o->in_capsule_data, "NVMe/RDMA only (with --transport rdma)");
 	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", ERNICD, argv[optind]);
+		fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", ERNICD, ernicd_str(argv[optind], shown));
 		exit(2);
 	}
 }
@@ -518,6 +610,7 @@ static char *counters_json(struct ernic_target *tgt, struct ernic_control *ctl, 
 static void say_trace_over_limit(struct ernic_control *ctl, struct ernic_rdma_port *rport, const struct ernicd_opts *o)
 {
 	struct ernic_trace_stats st = { 0 };
+	char shown[ERNICD_SHOWN];
 
 	/* One writer per file: the RDMA port's over NVMe/RDMA, else the control plane's listeners'. */
 	if (!o->rdma)
@@ -532,7 +625,7 @@ static void say_trace_over_limit(struct ernic_control *ctl, struct ernic_rdma_po
 		fprintf(stderr,
 			"%s: --trace '%s' reached --trace-max-size %s: %" PRIu64 " of %" PRIu64
 			" sampled commands' records left out (the stage means count them all)\n",
-			ERNICD, o->trace, o->trace_max, st.over_limit, st.samples);
+			ERNICD, ernicd_str(o->trace, shown), o->trace_max, st.over_limit, st.samples);
 }
 
 /*
@@ -552,35 +645,64 @@ static struct ernic_target *counters_subsys(struct ernic_nvmf *nvmf, struct erni
 	return now;
 }
 
-static void print_counters(struct ernic_nvmf *nvmf, struct ernic_target *first, struct ernic_control *ctl,
-			   struct ernic_rdma_port *rport, const struct ernicd_opts *o)
+/* The counters on stderr and, with --stats, in its file: 0, or -1 when they did not reach the file. */
+static int print_counters(struct ernic_nvmf *nvmf, struct ernic_target *first, struct ernic_control *ctl,
+			  struct ernic_rdma_port *rport, const struct ernicd_opts *o)
 {
 	struct ernic_target *tgt = counters_subsys(nvmf, first, o->nqn);
 	const char *stats_path = o->stats;
 	char *buf;
+	int rc = 0;
 
 	buf = counters_json(tgt, ctl, rport, o->trace_sample != 0);
 	ernic_target_put(tgt);
 	if (!buf) {
 		fprintf(stderr, "%s: cannot format the counters: out of memory\n", ERNICD);
-		return;
+		return o->stats ? -1 : 0;
 	}
 	fprintf(stderr, "%s\n", buf);
 	fflush(stderr);
 	if (stats_path) {
 		/* Write then rename, so a reader never sees half a file. */
-		char tmp[4096];
+		char tmp[4096], shown[ERNICD_SHOWN];
 		FILE *f;
 
 		snprintf(tmp, sizeof(tmp), "%s.tmp", stats_path);
 		f = fopen(tmp, "w");
 		if (!f || fprintf(f, "%s\n", buf) < 0 || fclose(f) || rename(tmp, stats_path)) {
-			fprintf(stderr, "%s: cannot write %s: %s\n", ERNICD, stats_path, strerror(errno));
+			fprintf(stderr, "%s: cannot write --stats '%s': %s\n", ERNICD, ernicd_str(stats_path, shown),
+				strerror(errno));
 			if (f)
 				unlink(tmp);
+			rc = -1;
 		}
 	}
 	free(buf);
+	return rc;
+}
+
+/*
+ * The files a start creates (file namespaces' backing files, the --trace
+ * file): a refused start removes them again, and only them, so it leaves the
+ * disk as it found it.
+ */
+struct ernicd_created {
+	const char *paths[ERNIC_MAX_NS + 1];
+	unsigned int nr;
+};
+
+/* Before @path is opened to be created: the start created it if it is not there yet. */
+static void created_note(struct ernicd_created *c, const char *path)
+{
+	if (c->nr < sizeof(c->paths) / sizeof(c->paths[0]) && access(path, F_OK) && errno == ENOENT)
+		c->paths[c->nr++] = path;
+}
+
+/* A refused start: remove the files it created, once nothing holds them open. */
+static void created_remove(const struct ernicd_created *c)
+{
+	for (unsigned int i = 0; i < c->nr; i++)
+		unlink(c->paths[i]);
 }
 
 /* Flush every subsystem's namespaces: 0, or the first error. */
@@ -614,8 +736,10 @@ int main(int argc, char **argv)
 	struct ernic_rdma_port_opts ropts = { .log = stderr, .ident = ERNICD };
 	uint16_t rdma_portid = 0;
 #endif
+	struct ernicd_created created = { .nr = 0 };
 	const char *env = getenv("ERNIC_BACKEND");
 	char err[ERNIC_ERRLEN], desc[512], mdata[64] = "";
+	char shown[ERNICD_SHOWN], shown2[ERNICD_SHOWN], shown3[ERNICD_SHOWN];
 	uint16_t bound = 0;
 	sigset_t sigs;
 	int rc, sig, status = 0;
@@ -657,9 +781,11 @@ int main(int argc, char **argv)
 		ernic_backend_cfg_init(&cfgs[0]);
 
 	if (o.trace) {
+		created_note(&created, o.trace);
 		trace = fopen(o.trace, "we");
 		if (!trace) {
-			fprintf(stderr, "%s: cannot open --trace '%s': %s\n", ERNICD, o.trace, strerror(errno));
+			fprintf(stderr, "%s: cannot open --trace '%s': %s\n", ERNICD, ernicd_str(o.trace, shown),
+				strerror(errno));
 			return 1;
 		}
 	}
@@ -693,18 +819,18 @@ int main(int argc, char **argv)
 	if (!rc)
 		ernic_target_get(tgt);
 	if (rc)
-		fprintf(stderr, "%s: %s\n", ERNICD, err);
-	for (unsigned int i = 0; !rc && i < o.nr_backends + !o.nr_backends; i++) {
+		goto refused;
+	for (unsigned int i = 0; i < o.nr_backends + !o.nr_backends; i++) {
+		if (cfgs[i].file[0])
+			created_note(&created, cfgs[i].file);
 		rc = ernic_target_add_ns(tgt, &cfgs[i], err, sizeof(err));
-		if (rc && i)
-			fprintf(stderr, "%s: --backend '%s': %s\n", ERNICD, o.backends[i], err);
-		else if (rc)
-			fprintf(stderr, "%s: %s\n", ERNICD, err);
-	}
-	if (rc) {
-		ernic_target_put(tgt);
-		ernic_nvmf_destroy(nvmf);
-		return rc == -EINVAL ? 2 : 1;
+		if (rc && i) {
+			fprintf(stderr, "%s: --backend '%s': %s\n", ERNICD, ernicd_str(o.backends[i], shown),
+				ernicd_str(err, shown2));
+			goto destroy;
+		}
+		if (rc)
+			goto refused;
 	}
 
 	rc = ernic_control_create(nvmf, &popts, &ctl);
@@ -741,16 +867,8 @@ int main(int argc, char **argv)
 		rc = ernic_control_load(ctl, o.config, err, sizeof(err));
 	if (!rc && o.control)
 		rc = ernic_control_listen(ctl, o.control, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", ERNICD, err);
-#ifdef ERNIC_HAVE_RDMA
-		ernic_rdma_port_destroy(rport);
-#endif
-		ernic_control_destroy(ctl);
-		ernic_target_put(tgt);
-		ernic_nvmf_destroy(nvmf);
-		return rc == -EINVAL ? 2 : 1;
-	}
+	if (rc)
+		goto refused;
 	ernic_backend_format(ernic_target_cfg(tgt), desc, sizeof(desc));
 	if (!o.rdma)
 		snprintf(mdata, sizeof(mdata), ", MAXH2CDATA %u", o.maxh2cdata ? o.maxh2cdata : ERNIC_TCP_MAXH2CDATA);
@@ -759,9 +877,9 @@ int main(int argc, char **argv)
 			 ERNIC_IOCCSZ + o.in_capsule_bytes / 16);
 	fprintf(stderr, "%s: listening on %s%s%s:%u%s, subsystem %s, %u namespace(s), backend %s, %s%s%s%s\n", ERNICD,
 		strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", bound,
-		o.rdma ? " (NVMe/RDMA)" : "", o.nqn, ernic_target_nr_ns(tgt), desc,
+		o.rdma ? " (NVMe/RDMA)" : "", ernicd_str(o.nqn, shown), ernic_target_nr_ns(tgt), ernicd_str(desc, shown2),
 		o.nr_allow ? "allow-listed hosts only" : "any host", o.control ? ", control " : "",
-		o.control ? o.control : "", mdata);
+		o.control ? ernicd_str(o.control, shown3) : "", mdata);
 	fflush(stderr);
 
 	for (;;) {
@@ -785,7 +903,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: flushing the namespaces failed: %s\n", ERNICD, strerror(-rc));
 		status = 1;
 	}
-	print_counters(nvmf, tgt, ctl, rport, &o);
+	/* The run's counters are what --stats is for: not written, the run failed. */
+	if (print_counters(nvmf, tgt, ctl, rport, &o))
+		status = 1;
 	if (trace)
 		say_trace_over_limit(ctl, rport, &o);
 #ifdef ERNIC_HAVE_RDMA
@@ -803,14 +923,29 @@ int main(int argc, char **argv)
 		bool lost = ferror(trace);
 
 		if (fclose(trace)) {
-			fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, o.trace, strerror(errno));
+			fprintf(stderr, "%s: writing --trace '%s' failed: %s\n", ERNICD, ernicd_str(o.trace, shown),
+				strerror(errno));
 			status = 1;
 		} else if (lost) {
 			fprintf(stderr, "%s: writing --trace '%s' failed during the run: records are missing from it\n",
-				ERNICD, o.trace);
+				ERNICD, ernicd_str(o.trace, shown));
 			status = 1;
 		}
 	}
 	fprintf(stderr, "%s: stopped\n", ERNICD);
 	return status;
+
+refused:
+	fprintf(stderr, "%s: %s\n", ERNICD, ernicd_str(err, shown));
+destroy:
+#ifdef ERNIC_HAVE_RDMA
+	ernic_rdma_port_destroy(rport);
+#endif
+	ernic_control_destroy(ctl);
+	ernic_target_put(tgt);
+	ernic_nvmf_destroy(nvmf);
+	if (trace)
+		fclose(trace);
+	created_remove(&created);
+	return rc == -EINVAL ? 2 : 1;
 }

@@ -262,7 +262,7 @@ static void format_fault(const struct ernic_fault_cfg *f, char *buf, size_t len)
 enum cfg_kind {
 	CFG_DEC,   /* parse_dec() */
 	CFG_BYTES, /* ernic_parse_bytes() */
-	CFG_PATH,  /* a non-empty string that fits the field */
+	CFG_PATH,  /* a non-empty string that fits the field, without control characters (cfg_path_cntrl()) */
 	CFG_FAULT, /* parse_fault() */
 };
 
@@ -308,6 +308,18 @@ static const struct cfg_key cfg_keys[] = {
 };
 #define CFG_NR_KEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
+/*
+ * A control character in a path: refused, since a path is echoed in log lines
+ * and errors, where a newline would forge a line of its own.
+ */
+static bool cfg_path_cntrl(const char *val)
+{
+	for (; *val; val++)
+		if (iscntrl((unsigned char)*val))
+			return true;
+	return false;
+}
+
 static void cfg_store(struct ernic_backend_cfg *cfg, const struct cfg_key *key, uint64_t v)
 {
 	char *field = (char *)cfg + key->off;
@@ -328,7 +340,7 @@ static bool cfg_set(struct ernic_backend_cfg *cfg, const struct cfg_key *key, co
 
 	switch (key->kind) {
 	case CFG_PATH:
-		if (!*val || strlen(val) >= key->width)
+		if (!*val || strlen(val) >= key->width || cfg_path_cntrl(val))
 			return false;
 		memcpy((char *)cfg + key->off, val, strlen(val) + 1);
 		return true;
@@ -354,6 +366,9 @@ static void cfg_err_value(const struct cfg_key *key, const char *val, char *err,
 {
 	if (key->kind == CFG_FAULT)
 		cfg_err(err, errlen, CFG_ERR "fault must be " FAULT_FORMS " (got '%.*s')", CFG_RAW_MAX, val);
+	else if (key->kind == CFG_PATH && cfg_path_cntrl(val))
+		cfg_err(err, errlen, CFG_ERR "%s cannot hold a control character such as a newline (got '%.*s')",
+			key->name, CFG_RAW_MAX, val);
 	else if (key->kind == CFG_PATH)
 		cfg_err(err, errlen, CFG_ERR "%s must be a non-empty path shorter than %zu bytes (got '%.*s')",
 			key->name, key->width, CFG_RAW_MAX, val);

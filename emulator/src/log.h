@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ernic/ernic.h"
+
 #define ERNIC_LOG_WINDOW_NS 1000000000ull
 /* Kinds a port may have. */
 #define ERNIC_LOG_MAX_KINDS 8
@@ -51,14 +53,7 @@ void ernic_log(struct ernic_log *log, unsigned int kind, const char *fmt, ...) _
 /* The summaries of windows that ended (all of them with @force, as a port stops). */
 void ernic_log_flush(struct ernic_log *log, bool force);
 
-/*
- * A peer-controlled string (a host NQN) made fit for one log line: bytes
- * outside printable ASCII, and the backslash itself, become \xNN, so a
- * newline or a terminal escape in a Connect cannot forge or hide lines.
- * @out holds at least 4 * strlen(@s) + 1 bytes or the text is cut there;
- * returns @out, or "" quoted for an empty @s.
- */
-const char *ernic_log_str(const char *s, char *out, size_t len);
+/* ernic_log_str(), a peer-controlled string made fit for one log line: ernic/ernic.h */
 /*
  * An error message that quotes what an operator or a peer sent, made one
  * line in place as ernic_log_str() shows a string (cut at @len): a control

@@ -198,6 +198,23 @@ static void test_file_empty_or_too_long_refused(void)
 	CU_ASSERT(strlen(err) < sizeof(err) - 1);
 }
 
+static void test_file_with_a_control_character_refused(void)
+{
+	/* A newline would forge a line where the path is echoed: "ernicd: stopped" after the startup line. */
+	expect_err("nvmeof:size=1M,file=/tmp/x/a\nernicd: stopped",
+		   "Error: nvmeof backend: file cannot hold a control character such as a newline "
+		   "(got '/tmp/x/a?ernicd: stopped')");
+	expect_err("nvmeof:file=/tmp/a\tb", "Error: nvmeof backend: file cannot hold a control character such as a "
+					    "newline (got '/tmp/a?b')");
+	expect_err("nvmeof:file=/tmp/\x1b[2Ja", "Error: nvmeof backend: file cannot hold a control character such as "
+						"a newline (got '/tmp/?[2Ja')");
+	expect_err("nvmeof:file=/tmp/a\x7f", "Error: nvmeof backend: file cannot hold a control character such as a "
+					     "newline (got '/tmp/a?')");
+	/* Printable bytes past ASCII are a path's own (UTF-8 names). */
+	CU_ASSERT_EQUAL(parse("nvmeof:file=/tmp/\xc3\xa9t\xc3\xa9"), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.file, "/tmp/\xc3\xa9t\xc3\xa9");
+}
+
 static void test_queue_size_range(void)
 {
 	CU_ASSERT_EQUAL(parse("nvmeof:queue_size=2,queues=1"), 0);
@@ -613,7 +630,8 @@ UT_MAIN("config", UT_CASE(test_defaults_from_bare_prefix), UT_CASE(test_cfg_init
 	UT_CASE(test_every_key_is_read), UT_CASE(test_seed_backend_string_with_spaces),
 	UT_CASE(test_size_suffixes_binary_any_case), UT_CASE(test_size_bad_values_name_key_and_value),
 	UT_CASE(test_size_checked_against_bs_whatever_the_order), UT_CASE(test_bs_only_512_or_4096),
-	UT_CASE(test_file_empty_or_too_long_refused), UT_CASE(test_queue_size_range), UT_CASE(test_max_mr_range),
+	UT_CASE(test_file_empty_or_too_long_refused), UT_CASE(test_file_with_a_control_character_refused),
+	UT_CASE(test_queue_size_range), UT_CASE(test_max_mr_range),
 	UT_CASE(test_pollers_range), UT_CASE(test_mdts_defaults_to_5_and_takes_0_to_19),
 	UT_CASE(test_every_numeric_key_refuses_a_value_past_64_bits_by_name),
 	UT_CASE(test_32_bit_keys_refuse_values_that_would_wrap), UT_CASE(test_the_first_bad_key_is_the_one_named),

@@ -332,6 +332,15 @@ int ernic_counters_json(const struct ernic_counters *c, char *buf, size_t len);
  */
 char *ernic_counters_json_alloc(const struct ernic_counters *c);
 const char *ernic_status_str(uint16_t status);
+
+/*
+ * A peer-controlled string (a host NQN) made fit for one log line: bytes
+ * outside printable ASCII, and the backslash itself, become \xNN, so a
+ * newline or a terminal escape in a Connect cannot forge or hide lines.
+ * @out holds at least 4 * strlen(@s) + 1 bytes or the text is cut there;
+ * returns @out, or "" quoted for an empty @s.
+ */
+const char *ernic_log_str(const char *s, char *out, size_t len);
 const char *ernic_opcode_str(bool admin, uint8_t opc);
 
 /* ---------------------------------------------------------- in-process port */
