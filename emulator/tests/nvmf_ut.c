@@ -799,6 +799,8 @@ static void test_subsystem_names_a_host_would_print_badly_are_refused(void)
 		{ { .subnqn = "" }, "nqn '': must be 1..223" },
 		{ { .subnqn = "nqn.2026-11.io.ernic:a\nb" }, "nqn 'nqn.2026-11.io.ernic:a\nb': must not contain control" },
 		{ { .subnqn = "nqn.2026-11.io.ernic:a\x7f" }, "must not contain control" },
+		{ { .subnqn = "nqn.2026-11.io.ernic:\xff\xfe" }, "must be UTF-8" },
+		{ { .subnqn = "nqn.2026-11.io.ernic:\xc3" }, "must be UTF-8" },
 		{ { .subnqn = NQN_A "x", .serial = "SN\t1" }, "serial 'SN\t1': at most 20 printable ASCII" },
 		{ { .subnqn = NQN_A "x", .serial = "123456789012345678901" }, "serial '123456789012345678901'" },
 		{ { .subnqn = NQN_A "x", .model = "model \xc3\xa9" }, "model 'model \xc3\xa9': at most 40 printable" },
@@ -823,6 +825,10 @@ static void test_subsystem_names_a_host_would_print_badly_are_refused(void)
 					      &(struct ernic_target_opts){ .subnqn = NQN_A "x", .serial = "SN 1",
 									   .model = "model e" },
 					      NULL, err, sizeof(err)),
+			0);
+	/* UTF-8 beyond ASCII is an NQN's to use. */
+	CU_ASSERT_EQUAL(ernic_nvmf_subsys_add(fx.nvmf, &(struct ernic_target_opts){ .subnqn = NQN_A "\xc3\xa9" }, NULL,
+					      err, sizeof(err)),
 			0);
 	fx_down(&fx);
 }
