@@ -721,6 +721,20 @@ static int flush_all(struct ernic_nvmf *nvmf)
 	return rc;
 }
 
+/* The ports, the control plane and the subsystems, after a run or a refused start alike. */
+static void ernicd_teardown(struct ernic_nvmf *nvmf, struct ernic_target *tgt, struct ernic_control *ctl,
+			    struct ernic_rdma_port *rport)
+{
+#ifdef ERNIC_HAVE_RDMA
+	ernic_rdma_port_destroy(rport);
+#else
+	(void)rport;
+#endif
+	ernic_control_destroy(ctl);
+	ernic_target_put(tgt);
+	ernic_nvmf_destroy(nvmf);
+}
+
 int main(int argc, char **argv)
 {
 	static struct ernic_backend_cfg cfgs[ERNIC_MAX_NS];
@@ -908,12 +922,7 @@ int main(int argc, char **argv)
 		status = 1;
 	if (trace)
 		say_trace_over_limit(ctl, rport, &o);
-#ifdef ERNIC_HAVE_RDMA
-	ernic_rdma_port_destroy(rport);
-#endif
-	ernic_control_destroy(ctl);
-	ernic_target_put(tgt);
-	ernic_nvmf_destroy(nvmf);
+	ernicd_teardown(nvmf, tgt, ctl, rport);
 	if (trace) {
 		/*
 		 * A write that failed during the run (a full disk) leaves records
@@ -938,12 +947,7 @@ int main(int argc, char **argv)
 refused:
 	fprintf(stderr, "%s: %s\n", ERNICD, ernicd_str(err, shown));
 destroy:
-#ifdef ERNIC_HAVE_RDMA
-	ernic_rdma_port_destroy(rport);
-#endif
-	ernic_control_destroy(ctl);
-	ernic_target_put(tgt);
-	ernic_nvmf_destroy(nvmf);
+	ernicd_teardown(nvmf, tgt, ctl, rport);
 	if (trace)
 		fclose(trace);
 	created_remove(&created);

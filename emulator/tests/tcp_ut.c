@@ -2666,6 +2666,56 @@ static struct nvme_tcp_data_pdu th_h2c_hdr(struct th *th, const struct nvme_tcp_
 }
 
 /*
+ * Subsystem SUBNQN (namespace 1) in a set, linked to @nr NVMe/TCP ports of the
+ * set (4420, 4421, ...), each served by a port of its own in @ports; the
+ * host's connection on the first. th_teardown_set() undoes it.
+ */
+static struct ernic_nvmf *th_setup_set(struct th *th, unsigned int nr, struct ernic_tcp_port **ports,
+				       uint16_t *portids)
+{
+	struct ernic_target_opts topts = { .subnqn = SUBNQN };
+	struct ernic_backend_cfg cfg;
+	char err[ERNIC_ERRLEN] = "";
+	struct ernic_nvmf *nvmf;
+	struct ernic_target *sub;
+
+	ernic_backend_cfg_init(&cfg);
+	cfg.size = NS_SIZE;
+	cfg.bs = BS;
+	cfg.queues = 4;
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_create(&cfg, &nvmf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(nvmf, &topts, &sub, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(sub, 1, &cfg, NULL, NULL, err, sizeof(err)), 0);
+	memset(th, 0, offsetof(struct th, pdu));
+	th->fd = -1;
+	th->tgt = sub;
+	th->maxh2cdata = ERNIC_TCP_MAXH2CDATA;
+	for (unsigned int i = 0; i < nr; i++) {
+		char svc[8];
+
+		snprintf(svc, sizeof(svc), "%u", 4420 + i);
+		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(nvmf, NVMF_TRTYPE_TCP, "127.0.0.1", svc, &portids[i], err,
+							  sizeof(err)), 0);
+		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_link(nvmf, portids[i], SUBNQN, err, sizeof(err)), 0);
+		CU_ASSERT_FATAL(ernic_tcp_port_create(ernic_nvmf_home(nvmf), NULL, &ports[i]) == 0);
+		ernic_tcp_port_set_portid(ports[i], portids[i]);
+	}
+	th->port = ports[0];
+	CU_ASSERT_FATAL(th_attach(th) == 0);
+	return nvmf;
+}
+
+static void th_teardown_set(struct th *th, struct ernic_nvmf *nvmf, unsigned int nr, struct ernic_tcp_port **ports)
+{
+	if (th->fd >= 0)
+		close(th->fd);
+	th->fd = -1;
+	for (unsigned int i = 0; i < nr; i++)
+		ernic_tcp_port_destroy(ports[i]);
+	ernic_nvmf_destroy(nvmf);
+}
+
+/*
  * ANA Inaccessible set between a write's R2T and its data. A write whose data
  * lands in the namespace itself (16 KiB or more, no data digest) is on the
  * medium before it executes: it completes with success, as a command already
@@ -2676,33 +2726,13 @@ static struct nvme_tcp_data_pdu th_h2c_hdr(struct th *th, const struct nvme_tcp_
 static void test_ana_inaccessible_between_r2t_and_data_fails_no_write_that_landed(void)
 {
 	static uint8_t old[32768], wbuf[32768], rbuf[32768];
-	struct ernic_target_opts topts = { .subnqn = SUBNQN };
-	struct ernic_backend_cfg cfg;
 	char err[ERNIC_ERRLEN] = "";
 	struct th *th = &g_th;
-	struct ernic_nvmf *nvmf;
-	struct ernic_target *sub;
+	struct ernic_tcp_port *port;
 	uint16_t portid;
-	int admin_fd;
+	struct ernic_nvmf *nvmf = th_setup_set(th, 1, &port, &portid);
+	int admin_fd = th_io_queue_up(th, 0, 0);
 
-	ernic_backend_cfg_init(&cfg);
-	cfg.size = NS_SIZE;
-	cfg.bs = BS;
-	cfg.queues = 4;
-	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_create(&cfg, &nvmf, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(nvmf, &topts, &sub, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(sub, 1, &cfg, NULL, NULL, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(nvmf, NVMF_TRTYPE_TCP, "127.0.0.1", "4420", &portid, err,
-						  sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_link(nvmf, portid, SUBNQN, err, sizeof(err)), 0);
-	memset(th, 0, offsetof(struct th, pdu));
-	th->fd = -1;
-	th->tgt = sub;
-	th->maxh2cdata = ERNIC_TCP_MAXH2CDATA;
-	CU_ASSERT_FATAL(ernic_tcp_port_create(ernic_nvmf_home(nvmf), NULL, &th->port) == 0);
-	ernic_tcp_port_set_portid(th->port, portid);
-	CU_ASSERT_FATAL(th_attach(th) == 0);
-	admin_fd = th_io_queue_up(th, 0, 0);
 	for (int in_place = 1; in_place >= 0; in_place--) {
 		uint32_t len = in_place ? sizeof(wbuf) : 8192;
 		struct nvme_tcp_r2t_pdu r2t;
@@ -2721,10 +2751,7 @@ static void test_ana_inaccessible_between_r2t_and_data_fails_no_write_that_lande
 		CU_ASSERT(!memcmp(rbuf, in_place ? wbuf : old, len));
 	}
 	close(admin_fd);
-	close(th->fd);
-	th->fd = -1;
-	ernic_tcp_port_destroy(th->port);
-	ernic_nvmf_destroy(nvmf);
+	th_teardown_set(th, nvmf, 1, &port);
 }
 
 /*
@@ -2737,43 +2764,17 @@ static void test_ana_inaccessible_between_r2t_and_data_fails_no_write_that_lande
  */
 static void test_an_io_connect_through_another_port_than_its_controller_s_is_refused(void)
 {
-	struct ernic_target_opts topts = { .subnqn = SUBNQN };
-	struct ernic_tcp_port *other = NULL, *first;
-	struct ernic_backend_cfg cfg;
-	char err[ERNIC_ERRLEN] = "";
 	struct th *th = &g_th;
-	struct ernic_nvmf *nvmf;
-	struct ernic_target *sub;
+	struct ernic_tcp_port *ports[2];
+	uint16_t portids[2];
+	struct ernic_nvmf *nvmf = th_setup_set(th, 2, ports, portids);
 	struct nvme_cqe cqe;
-	uint16_t portid[2];
 	int admin_fd;
 
-	ernic_backend_cfg_init(&cfg);
-	cfg.size = NS_SIZE;
-	cfg.bs = BS;
-	cfg.queues = 4;
-	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_create(&cfg, &nvmf, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(ernic_nvmf_subsys_add(nvmf, &topts, &sub, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(ernic_target_add_ns_at(sub, 1, &cfg, NULL, NULL, err, sizeof(err)), 0);
-	for (int i = 0; i < 2; i++) {
-		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_port_add(nvmf, NVMF_TRTYPE_TCP, "127.0.0.1", i ? "4421" : "4420",
-							  &portid[i], err, sizeof(err)), 0);
-		CU_ASSERT_EQUAL_FATAL(ernic_nvmf_link(nvmf, portid[i], SUBNQN, err, sizeof(err)), 0);
-	}
-	memset(th, 0, offsetof(struct th, pdu));
-	th->fd = -1;
-	th->tgt = sub;
-	th->maxh2cdata = ERNIC_TCP_MAXH2CDATA;
-	CU_ASSERT_FATAL(ernic_tcp_port_create(ernic_nvmf_home(nvmf), NULL, &th->port) == 0);
-	ernic_tcp_port_set_portid(th->port, portid[0]);
-	CU_ASSERT_FATAL(ernic_tcp_port_create(ernic_nvmf_home(nvmf), NULL, &other) == 0);
-	ernic_tcp_port_set_portid(other, portid[1]);
-	first = th->port;
-	CU_ASSERT_FATAL(th_attach(th) == 0);
 	th_admin_up(th, 0, SUBNQN, 0, 0);
 	admin_fd = th->fd;
 
-	th->port = other;
+	th->port = ports[1];
 	CU_ASSERT_FATAL(th_attach(th) == 0);
 	th_icreq(th, 0);
 	CU_ASSERT_EQUAL(th_connect_as(th, HOSTNQN, SUBNQN, 1, &cqe), NVME_SC_CONNECT_INVALID_PARAM);
@@ -2781,16 +2782,12 @@ static void test_an_io_connect_through_another_port_than_its_controller_s_is_ref
 								 offsetof(struct nvmf_connect_data, cntlid)));
 	close(th->fd);
 
-	th->port = first;
+	th->port = ports[0];
 	CU_ASSERT_FATAL(th_attach(th) == 0);
 	th_icreq(th, 0);
 	CU_ASSERT_EQUAL(th_connect_as(th, HOSTNQN, SUBNQN, 1, &cqe), 0);
-	close(th->fd);
-	th->fd = -1;
 	close(admin_fd);
-	ernic_tcp_port_destroy(other);
-	ernic_tcp_port_destroy(th->port);
-	ernic_nvmf_destroy(nvmf);
+	th_teardown_set(th, nvmf, 2, ports);
 }
 
 static void test_h2c_data_unknown_ttag(void)
