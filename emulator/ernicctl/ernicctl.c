@@ -99,15 +99,10 @@ static void req_key(struct req *r, const char *key)
 static void need_utf8(const char *key, const char *value)
 {
 	char shown[4 * 64 + 1];
+	size_t bad = json_utf8_bad(value);
 
-	for (const unsigned char *p = (const unsigned char *)value; *p;) {
-		size_t n = json_utf8_len(p);
-
-		if (!n)
-			die_usage("bad %s '%s': not UTF-8 at byte %zu", key, ernic_log_str(value, shown, sizeof(shown)),
-				  (size_t)((const char *)p - value));
-		p += n;
-	}
+	if (bad != SIZE_MAX)
+		die_usage("bad %s '%s': not UTF-8 at byte %zu", key, ernic_log_str(value, shown, sizeof(shown)), bad);
 }
 
 static void req_str(struct req *r, const char *key, const char *value)

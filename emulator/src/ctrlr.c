@@ -167,13 +167,8 @@ const char *ernic_nqn_invalid(const char *nqn)
 		if (*p < 0x20 || *p == 0x7f)
 			return "must not contain control characters";
 	/* An NQN is UTF-8 (Base 2.0 4.7), as the JSON that lists it must be. */
-	for (const unsigned char *p = (const unsigned char *)nqn; *p;) {
-		size_t n = json_utf8_len(p);
-
-		if (!n)
-			return "must be UTF-8";
-		p += n;
-	}
+	if (json_utf8_bad(nqn) != SIZE_MAX)
+		return "must be UTF-8";
 	return NULL;
 }
 

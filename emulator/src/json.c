@@ -99,6 +99,18 @@ size_t json_utf8_len(const unsigned char *p)
 	return n;
 }
 
+size_t json_utf8_bad(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = json_utf8_len(p);
+
+		if (!n)
+			return (size_t)((const char *)p - s);
+		p += n;
+	}
+	return SIZE_MAX;
+}
+
 static int json_string(struct json_reader *r, char **out)
 {
 	size_t start = ++r->pos, n = 0;

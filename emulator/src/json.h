@@ -47,6 +47,8 @@ const struct json *json_get(const struct json *obj, const char *key);
  * writer never emits it.
  */
 size_t json_utf8_len(const unsigned char *p);
+/* The offset of the first byte of @s that is not UTF-8 (json_utf8_len()), or SIZE_MAX when all of it is. */
+size_t json_utf8_bad(const char *s);
 /*
  * Append @s as a JSON string literal (quotes included) to @buf of @len bytes
  * at *@off; the result is NUL-terminated. A byte of @s that is not UTF-8 is
